@@ -1,0 +1,87 @@
+"""Output count per round, scenario rates, and the paper's factors."""
+
+from fractions import Fraction as F
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from specdec_lib import (
+    break_even_verify_time,
+    expected_output_count,
+    expected_wasted_proposals,
+    improvement_factor,
+    operations_factor,
+    optimal_gamma,
+    output_count_pmf,
+    scenario_rate,
+)
+
+MS = 1e-3
+
+
+def test_lesson_output_count_exact():
+    assert output_count_pmf(F(3, 5), 2) == [F(2, 5), F(6, 25), F(9, 25)]
+    assert expected_output_count(F(3, 5), 2) == F(49, 25)
+
+
+def test_lesson_scenario_rates():
+    ek = expected_output_count(0.6, 2)
+    assert round(scenario_rate(ek, 2 * MS, 6 * MS, 1 * MS), 1) == 217.8
+    assert round(scenario_rate(1, 0, 6 * MS), 1) == 166.7
+    assert round(scenario_rate(ek, 2 * MS, 12 * MS, 1 * MS), 1) == 130.7
+    assert type(scenario_rate(ek, 2 * MS, 6 * MS)) is float
+
+
+def test_break_even_verify_time_ties_the_baseline():
+    ek = expected_output_count(0.6, 2)
+    t_verify = break_even_verify_time(ek, 2 * MS, 1 * MS, 6 * MS)
+    assert scenario_rate(ek, 2 * MS, t_verify, 1 * MS) == pytest.approx(scenario_rate(1, 0, 6 * MS))
+
+
+def test_wasted_proposals():
+    assert expected_wasted_proposals(F(3, 5), 2) == 2 - F(3, 5) - F(9, 25)
+    assert expected_wasted_proposals(1, 5) == 0
+    assert expected_wasted_proposals(0, 5) == 5
+
+
+# Leviathan et al. (2023), Table 1: c = ĉ = 0.
+TABLE_1 = [  # alpha, gamma, speed, operations
+    (0.6, 2, 1.96, 1.53), (0.7, 3, 2.53, 1.58), (0.8, 2, 2.44, 1.23),
+    (0.8, 5, 3.69, 1.63), (0.9, 2, 2.71, 1.11), (0.9, 10, 6.86, 1.60),
+]
+
+
+@pytest.mark.parametrize("alpha, gamma, speed, operations", TABLE_1)
+def test_paper_table_1(alpha, gamma, speed, operations):
+    assert round(improvement_factor(alpha, gamma, 0), 2) == speed
+    assert round(operations_factor(alpha, gamma, 0), 2) == operations
+
+
+def test_factor_limits_at_alpha_one():
+    assert improvement_factor(1.0, 4, 0.1) == pytest.approx(5 / 1.4)
+    assert improvement_factor(1 - 1e-12, 4, 0.1) == pytest.approx(5 / 1.4, rel=1e-6)
+    assert operations_factor(1.0, 4, 0.1) == pytest.approx(5.4 / 5)
+
+
+def test_optimal_gamma_maximises_improvement():
+    for alpha, c in [(0.6, 0.05), (0.8, 0.05), (0.9, 0.01), (0.5, 0.5)]:
+        best = optimal_gamma(alpha, c)
+        assert all(improvement_factor(alpha, best, c) >= improvement_factor(alpha, g, c) for g in range(1, 65))
+    assert optimal_gamma(1.0, 0.0, max_gamma=10) == 10
+    assert optimal_gamma(0.0, 0.0) == 1  # all factors tie at 1: the smallest wins
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.fractions(0, 1), st.integers(0, 12))
+def test_pmf_is_a_distribution_with_mean_EK(alpha, gamma):
+    pmf = output_count_pmf(alpha, gamma)
+    assert len(pmf) == gamma + 1
+    assert sum(pmf) == 1
+    assert sum(k * pk for k, pk in enumerate(pmf, start=1)) == expected_output_count(alpha, gamma)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.fractions(0, 1).filter(lambda a: a < 1), st.integers(0, 12))
+def test_EK_closed_form(alpha, gamma):
+    assert expected_output_count(alpha, gamma) == (1 - alpha ** (gamma + 1)) / (1 - alpha)

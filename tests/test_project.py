@@ -1,0 +1,43 @@
+"""The project's own contracts: a documented public API and a build that fails loudly."""
+
+import inspect
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import specdec_lib
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("name", specdec_lib.__all__)
+def test_public_name_has_docstring_with_example(name):
+    doc = inspect.getdoc(getattr(specdec_lib, name)) or ""
+    assert len(doc.splitlines()) >= 2, f"{name} needs a docstring"
+    obj = getattr(specdec_lib, name)
+    if inspect.isfunction(obj):
+        assert ">>>" in doc, f"{name}'s docstring needs a runnable example"
+
+
+def test_failing_cell_fails_the_build(tmp_path):
+    book = tmp_path / "book"
+    book.mkdir()
+    shutil.copy(ROOT / "_config.yml", book / "_config.yml")
+    (book / "_toc.yml").write_text("format: jb-book\nroot: broken\n")
+    (book / "references.bib").write_text("")
+    notebook = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                           "source": "1 / 0"}],
+                "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+                "nbformat": 4, "nbformat_minor": 5}
+    (book / "broken.ipynb").write_text(json.dumps(notebook))
+    config = (book / "_config.yml").read_text().replace("book/references.bib", "references.bib")
+    (book / "_config.yml").write_text(config.replace("html_static_path: [book/_static]", "html_static_path: []"))
+    jb = Path(sys.executable).parent / "jupyter-book"
+    result = subprocess.run([str(jb), "build", str(book), "-W", "-n", "--keep-going"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode != 0
+    assert "ZeroDivisionError" in result.stdout + result.stderr
