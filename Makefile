@@ -3,9 +3,11 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+VENDOR := book/_static/vendor/.complete
 BUILD  := $(VENV)/bin/jupyter-book build . --all -W -n --keep-going
+FRESH  := rm -rf _build/html _build/jupyter_execute  # no stale pages from renamed chapters
 
-.PHONY: book test lab notebooks clean
+.PHONY: book test lab notebooks clean vendor book-student
 
 # Reinstall only when the pinned requirements or the package metadata change.
 $(STAMP): requirements.txt pyproject.toml
@@ -14,11 +16,19 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $(STAMP)
 
-book: $(STAMP)
+# MathJax, require.js and the widget embedder, pinned in package-lock.json, served by the site itself.
+$(VENDOR): package.json package-lock.json tools/vendor_assets.sh
+	sh tools/vendor_assets.sh
+
+vendor: $(VENDOR)
+
+book: $(STAMP) $(VENDOR)
+	$(FRESH)
 	$(BUILD)
 	@echo "Open $(CURDIR)/_build/html/index.html"
 
-test: $(STAMP)
+test: $(STAMP) $(VENDOR)
+	$(FRESH)
 	$(BUILD)
 	$(PY) -m pytest
 
@@ -27,6 +37,13 @@ lab: $(STAMP)
 
 notebooks: $(STAMP)
 	$(PY) -m specdec_lib.notebooks
+
+# The student edition of the site: the same book with every exercise solution left out.
+book-student: $(STAMP) $(VENDOR)
+	mkdir -p _build/student
+	$(PY) -m specdec_lib.coursework site-config > _build/student/_config.yml
+	$(BUILD) --config _build/student/_config.yml --path-output _build/student
+	@echo "Open $(CURDIR)/_build/student/_build/html/index.html"
 
 clean:
 	rm -rf _build

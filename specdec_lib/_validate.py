@@ -111,3 +111,11 @@ def nonnegative(name: str, value) -> float:
     if value < 0:
         raise ValueError(f"{name}: must be >= 0, got {value}")
     return value
+
+
+def positive(name: str, value) -> float:
+    """A finite real number > 0 (temperatures, scales)."""
+    value = nonnegative(name, value)
+    if value == 0:
+        raise ValueError(f"{name}: must be > 0, got {value}")
+    return value

@@ -35,6 +35,23 @@ def acceptance_rate(p, q):
     return min(1.0, float(np.minimum(p, q).sum()))
 
 
+def accepted_mass(p, q):
+    r"""Probability that token x is both proposed and accepted: :math:`q(x)\,a(x) = \min(p(x), q(x))`.
+
+    Summing it over x gives α; it is the first term of the output law.
+
+    >>> accepted_mass([0.6, 0.3, 0.1], [0.2, 0.3, 0.5]).tolist()
+    [0.2, 0.3, 0.1]
+    >>> from fractions import Fraction as F
+    >>> accepted_mass([F(3, 5), F(3, 10), F(1, 10)], [F(1, 5), F(3, 10), F(1, 2)])
+    [Fraction(1, 5), Fraction(3, 10), Fraction(1, 10)]
+    """
+    p, q, exact = _validate.distribution_pair(p, q)
+    if exact:
+        return [min(a, b) for a, b in zip(p, q)]
+    return np.minimum(p, q)
+
+
 def acceptance_probabilities(p, q):
     r"""Per-token acceptance :math:`a(x) = \min(1, p(x)/q(x))` for tokens with q(x) > 0.
 

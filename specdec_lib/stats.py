@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
-from scipy import stats as _scipy_stats
 
 MIN_EXPECTED = 5.0  # bins expected to hold fewer samples are pooled (chi-square needs ~5 per bin)
 
@@ -68,7 +67,9 @@ def combined_pvalue(parts):
         return 0.0
     if dof == 0:
         return 1.0
-    return float(_scipy_stats.chi2.sf(statistic, dof))
+    from scipy.special import chdtrc  # imported here: scipy is slow to import and rarely needed
+
+    return float(chdtrc(dof, statistic))
 
 
 def emitted_law_pvalues(emissions, target, prefix=()):
@@ -103,3 +104,19 @@ def emitted_law_pvalues(emissions, target, prefix=()):
             observed[token] = n
         parts[j].append(chi_square_statistic(observed, probs))
     return [combined_pvalue(parts[j]) for j in range(positions)]
+
+
+def emitted_count_pvalue(emissions, count_pmf):
+    """P-value that the number of tokens K per round follows ``count_pmf`` = [P(K=1), …, P(K=γ+1)].
+
+    A round with a count outside 1..γ+1 is impossible under the hypothesis (p-value 0).
+
+    >>> emitted_count_pvalue([(0,), (0, 1)] * 50, [0.5, 0.5])
+    1.0
+    >>> emitted_count_pvalue([(0,)] * 100, [0.5, 0.5]) < 1e-20
+    True
+    """
+    counts = np.bincount([len(tokens) for tokens in emissions], minlength=len(count_pmf) + 1)
+    if counts[0] or len(counts) > len(count_pmf) + 1:
+        return 0.0
+    return chi_square_pvalue(counts[1:], count_pmf)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from specdec_lib import (
     acceptance_probabilities,
     acceptance_rate,
+    accepted_mass,
     output_distribution,
     residual_distribution,
 )
@@ -22,8 +23,7 @@ def test_toy_example_exact():
     assert acceptance_probabilities(TOY_P_EXACT, TOY_Q_EXACT) == [1, 1, F(1, 5)]
     assert residual_distribution(TOY_P_EXACT, TOY_Q_EXACT) == [1, 0, 0]
     assert output_distribution(TOY_P_EXACT, TOY_Q_EXACT) == TOY_P_EXACT
-    accepted_mass = [min(a, b) for a, b in zip(TOY_P_EXACT, TOY_Q_EXACT)]
-    assert accepted_mass == [F(1, 5), F(3, 10), F(1, 10)]
+    assert accepted_mass(TOY_P_EXACT, TOY_Q_EXACT) == [F(1, 5), F(3, 10), F(1, 10)]
     assert 1 - acceptance_rate(TOY_P_EXACT, TOY_Q_EXACT) == F(2, 5)  # rejected mass
 
 
@@ -80,6 +80,15 @@ def test_acceptance_rate_symmetric_bounded_and_one_iff_equal(pair):
     assert alpha == acceptance_rate(q, p)
     assert 0 <= alpha <= 1
     assert (alpha == 1) == (p == q)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rational_pair())
+def test_accepted_mass_is_draft_times_acceptance_and_sums_to_alpha(pair):
+    p, q = pair
+    a = acceptance_probabilities(p, q)
+    assert accepted_mass(p, q) == [q_x * a_x if q_x > 0 else 0 for q_x, a_x in zip(q, a)]
+    assert sum(accepted_mass(p, q)) == acceptance_rate(p, q)
 
 
 @settings(max_examples=200, deadline=None)

@@ -1,0 +1,352 @@
+"""Three explorers of the lesson: live widgets in Jupyter, a precomputed grid on the static site.
+
+Each explorer is a few controls, each with a finite list of options, and a ``state`` function that
+computes everything shown for one choice of options by calling ``specdec_lib``. Displaying an
+explorer gives one output with two representations:
+
+* ``application/vnd.jupyter.widget-view+json``: ipywidgets controls; in Jupyter every move calls
+  ``state`` again in the kernel (live);
+* ``text/html``: the same display, plus the states of *every* combination of options as inline
+  JSON and a small script that only looks states up (no formula in JavaScript). The site's
+  ``nb_mime_priority_overrides`` prefers this representation in the HTML build.
+
+The page markup is stable for browser tests: the explorer is ``[data-explorer=NAME]``, its
+controls ``[data-control=NAME]`` (the value is the option's index), the shown option
+``[data-value-of=NAME]``, numbers ``[data-field=NAME]``, bars ``[data-bar=NAME]`` and rows that
+may be hidden ``[data-row=NAME]``. Numbers are formatted with ``PROBABILITY``, ``RATE`` and
+``MILLISECONDS``.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import json
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Callable
+
+from .counting import (break_even_verify_time, expected_output_count, expected_wasted_proposals,
+                       output_count_pmf, scenario_rate)
+from .distributions import (acceptance_probabilities, acceptance_rate, output_distribution,
+                            residual_distribution)
+from .plotting import COLORS
+
+PROBABILITY = "{:.3f}"   # probabilities, acceptance, E[K]
+RATE = "{:.1f}"          # tokens per second
+MILLISECONDS = "{:.2f}"  # times per round
+NONE = "—"               # a quantity that is undefined in this state
+TOKENS = ("A", "B", "C")
+
+
+@dataclass(frozen=True)
+class Control:
+    """One control: what the reader sees (``label``) and the finite list of ``options`` it offers."""
+
+    name: str
+    label: str
+    options: tuple  # (shown text, value) pairs
+    initial: int
+    kind: str = "range"  # "range" (a slider) or "select" (a drop-down list)
+
+
+@dataclass(frozen=True)
+class Explorer:
+    """An explorer: controls, a ``state`` function of the chosen values, and the markup showing a state.
+
+    ``state`` returns ``{"v": {field: text}, "b": {bar: percent}, "h": [hidden rows]}``, or
+    ``None`` for a combination that is not allowed (the page then shows ``invalid``).
+    """
+
+    name: str
+    title: str
+    controls: tuple[Control, ...]
+    state: Callable[..., dict | None]
+    display: Callable[[dict], str]
+    invalid: str = ""
+
+    def state_at(self, indices):
+        """The state for one option index per control (in control order)."""
+        values = {c.name: c.options[i][1] for c, i in zip(self.controls, indices)}
+        return self.state(**values)
+
+    def states(self):
+        """Every reachable state, keyed by the option indices joined with "-"."""
+        grid = itertools.product(*(range(len(c.options)) for c in self.controls))
+        return {"-".join(map(str, ix)): self.state_at(ix) for ix in grid}
+
+    def html(self):
+        """The static explorer: controls, the initial state, all states as JSON and the lookup script."""
+        initial = self.state_at([c.initial for c in self.controls])
+        fields, bars = sorted(initial["v"]), sorted(initial["b"])
+        data = {"labels": {c.name: [text for text, _ in c.options] for c in self.controls},
+                "fields": fields, "bars": bars,  # each state as [texts, bar widths, hidden rows]
+                "states": {k: [[s["v"][f] for f in fields], [s["b"][b] for b in bars], s["h"]]
+                           for k, s in self.states().items() if s is not None}}
+        payload = json.dumps(data, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
+        return (f'<div class="specdec-explorer" data-explorer="{self.name}">{_STYLE}'
+                f'<p class="specdec-explorer-title">{html.escape(self.title)}</p>'
+                f'<div class="specdec-controls">{"".join(map(_control_html, self.controls))}</div>'
+                f'<div class="specdec-display">{self.display(initial)}</div>'
+                f'<p class="specdec-explorer-invalid" hidden>{html.escape(self.invalid)}</p>'
+                '<p class="specdec-explorer-note">Every state of this explorer was computed by '
+                'specdec_lib when the book was built; the controls switch between them. '
+                'Download the notebook (button at the top of the page) to run it live with any inputs.</p>'
+                f'<script type="application/json" class="specdec-states">{payload}</script>'
+                f'<script>{_SCRIPT}</script></div>')
+
+    def widget(self):
+        """Live ipywidgets controls; each move recomputes the state in the kernel."""
+        import ipywidgets as widgets
+
+        makers = {"range": widgets.SelectionSlider, "select": widgets.Dropdown}
+        controls = [makers[c.kind](options=[(text, i) for i, (text, _) in enumerate(c.options)],
+                                   value=c.initial, description=c.label,
+                                   style={"description_width": "initial"}) for c in self.controls]
+        shown = widgets.HTML()
+
+        def update(_change=None):
+            state = self.state_at([w.value for w in controls])
+            shown.value = _STYLE + (self.display(state) if state else f"<p>{html.escape(self.invalid)}</p>")
+
+        for w in controls:
+            w.observe(update, names="value")
+        update()
+        return widgets.VBox(controls + [shown])
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        bundle = self.widget()._repr_mimebundle_()
+        bundle["text/plain"] = f"{self.title} (live in Jupyter; precomputed states on the static site)"
+        bundle["text/html"] = self.html()
+        return bundle
+
+
+def pq_editor(targets=((0.6, 0.3, 0.1), (0.4, 0.4, 0.2), (0.2, 0.3, 0.5)), draft=(0.2, 0.3), steps=10):
+    r"""The p/q editor: a(x) = min(1, p(x)/q(x)), min(p, q), r(x), the output law and α, together.
+
+    The target p is chosen from ``targets``; the draft's q(A) and q(B) move in steps of
+    ``1/steps`` and q(C) = 1 − q(A) − q(B). Computed exactly (``Fraction``), so the output
+    column equals p to the last digit: :math:`\min(p,q) + (1-\alpha)\,r = p`.
+
+    >>> editor = pq_editor()
+    >>> state = editor.state_at([0, 2, 3])  # the lesson: p = [0.6, 0.3, 0.1], q = [0.2, 0.3, 0.5]
+    >>> [state["v"][f] for f in ("a0", "a1", "a2", "r0", "alpha", "o0")]
+    ['1.000', '1.000', '0.200', '1.000', '0.600', '0.600']
+    >>> editor.state_at([0, 8, 8]) is None  # q(A) + q(B) > 1: not a distribution
+    True
+    """
+    targets = [tuple(Fraction(v).limit_denominator(1000) for v in p) for p in targets]
+    shares = tuple((f"{i / steps:g}", Fraction(i, steps)) for i in range(steps + 1))
+    controls = (
+        Control("target", "target p", tuple((_vector_text(p), p) for p in targets), 0, "select"),
+        Control("qA", "draft q(A)", shares, round(draft[0] * steps)),
+        Control("qB", "draft q(B)", shares, round(draft[1] * steps)),
+    )
+    return Explorer("pq-editor", "p/q editor: acceptance, residual and output law", controls,
+                    _pq_state, _pq_display, invalid="q(A) + q(B) is above 1, so q is not a distribution: "
+                    "lower one of them.")
+
+
+def _pq_state(target, qA, qB):
+    p, q = list(target), [qA, qB, 1 - qA - qB]
+    if q[2] < 0:
+        return None
+    alpha = acceptance_rate(p, q)
+    accept = acceptance_probabilities(p, q)
+    try:
+        residual, note = residual_distribution(p, q), ""
+    except ValueError:
+        residual, note = [None] * 3, "p = q: every proposal is accepted, so no residual is ever drawn."
+    if not note and 0 in q:
+        note = "q gives a token probability 0: the draft never proposes it, so a(x) is undefined there."
+    output = output_distribution(p, q)
+    v, b = {"alpha": _p(alpha), "rejected": _p(1 - alpha), "note": note,
+            "equals": "yes" if output == p else "no"}, {}
+    for i in range(3):
+        for key, value in (("p", p[i]), ("q", q[i]), ("a", accept[i]), ("m", min(p[i], q[i])),
+                           ("r", residual[i]), ("o", output[i])):
+            v[f"{key}{i}"] = NONE if value is None else _p(value)
+            b[f"{key}{i}"] = 0 if value is None else round(100 * float(value))
+    b["alpha"] = round(100 * float(alpha))
+    return {"v": v, "b": b, "h": []}
+
+
+def _pq_display(state):
+    columns = (("p", "p(x)", "target"), ("q", "q(x)", "draft"), ("a", "a(x)", "accepted"),
+               ("m", "min", "accepted"), ("r", "r(x)", "residual"), ("o", "output", "target"))
+    head = "".join(f"<th>{label}</th>" for _, label, _ in columns)
+    rows = "".join(f"<tr><th>{token}</th>" + "".join(_cell(state, f"{key}{i}", colour) for key, _, colour in columns)
+                   + "</tr>" for i, token in enumerate(TOKENS))
+    return ('<p class="specdec-note">p target, q draft, a(x) acceptance, min = min(p, q) kept mass, r(x) residual, '
+            f'output the emitted token\'s law.</p><div class="specdec-table"><table><tr><th>x</th>{head}</tr>'
+            f'{rows}</table></div>'
+            + _bar_row(state, "alpha", "acceptance rate α", "accepted")
+            + f'<p>Rejected mass 1 − α = {_field(state, "rejected")}; output equals p: '
+            f'{_field(state, "equals")}.</p><p class="specdec-note">{_field(state, "note")}</p>')
+
+
+def alpha_gamma_explorer(gamma_max=8, alpha_steps=20):
+    r"""The α–γ explorer: the truncated-geometric pmf of K and E[K] for an acceptance rate and γ.
+
+    :math:`P(K=k) = (1-\alpha)\alpha^{k-1}` for k ≤ γ, :math:`P(K=\gamma+1)=\alpha^\gamma`,
+    :math:`\mathbb{E}[K]=\sum_{j=0}^{\gamma}\alpha^j`, and the wasted proposals γ − (E[K] − 1).
+    α moves in steps of ``1/alpha_steps`` (exact), γ from 1 to ``gamma_max``.
+
+    >>> state = alpha_gamma_explorer().state_at([12, 1])  # α = 0.6, γ = 2
+    >>> [state["v"][f] for f in ("K1", "K2", "K3", "EK")], state["h"][:2]
+    (['0.400', '0.240', '0.360', '1.960'], ['K4', 'K5'])
+    """
+    controls = (
+        Control("alpha", "acceptance rate α",
+                tuple((f"{k / alpha_steps:.2f}", Fraction(k, alpha_steps)) for k in range(alpha_steps + 1)),
+                round(0.6 * alpha_steps)),
+        Control("gamma", "proposals per round γ", tuple((str(g), g) for g in range(1, gamma_max + 1)), 1),
+    )
+
+    def state(alpha, gamma):
+        pmf = output_count_pmf(alpha, gamma)
+        v = {"EK": _p(expected_output_count(alpha, gamma)), "wasted": _p(expected_wasted_proposals(alpha, gamma))}
+        b = {}
+        for k in range(1, gamma_max + 2):
+            value = pmf[k - 1] if k <= gamma + 1 else None
+            v[f"K{k}"] = NONE if value is None else _p(value)
+            b[f"K{k}"] = 0 if value is None else round(100 * float(value))
+        return {"v": v, "b": b, "h": [f"K{k}" for k in range(gamma + 2, gamma_max + 2)]}
+
+    def display(state):
+        bars = "".join(_bar_row(state, f"K{k}", f"P(K = {k})", "accepted", row=True, hidden=f"K{k}" in state["h"])
+                       for k in range(1, gamma_max + 2))
+        return (f'{bars}<p>Expected output per round E[K] = {_field(state, "EK")} tokens; '
+                f'expected wasted proposals = {_field(state, "wasted")}.</p>')
+
+    return Explorer("alpha-gamma", "α–γ explorer: how many tokens a round emits", controls, state, display)
+
+
+def timing_budget_explorer(draft_ms_per_step=1.0, overhead_ms=1.0, baseline_ms=6.0,
+                           alphas=(0.4, 0.5, 0.6, 0.7, 0.8, 0.9), gammas=(1, 2, 3, 4), verify_ms=range(2, 15)):
+    r"""The timing-budget explorer: scenario rate against the baseline, and the break-even verification time.
+
+    Rate :math:`R = \mathbb{E}[K]/(T_{draft}+T_{verify}+T_{overhead})` with
+    :math:`T_{draft}` = γ × ``draft_ms_per_step``; baseline 1/``baseline_ms``; break-even
+    :math:`T_{verify} = \mathbb{E}[K]\,T_{baseline} - T_{draft} - T_{overhead}`. Every time is an
+    assumed budget, not a measurement.
+
+    >>> state = timing_budget_explorer().state_at([2, 1, 4])  # α = 0.6, γ = 2, 6 ms verification
+    >>> [state["v"][f] for f in ("rate", "baseline", "breakeven", "verdict")]
+    ['217.8', '166.7', '8.76', 'faster than the baseline']
+    >>> timing_budget_explorer().state_at([2, 1, 10])["v"]["rate"]  # 12 ms verification
+    '130.7'
+    """
+    baseline = scenario_rate(1, 0, baseline_ms / 1000)
+    controls = (
+        Control("alpha", "acceptance rate α", tuple((f"{a:.1f}", a) for a in alphas), alphas.index(0.6)),
+        Control("gamma", "proposals per round γ", tuple((str(g), g) for g in gammas), gammas.index(2)),
+        Control("verify", "verification per round (ms)", tuple((str(t), t) for t in verify_ms), list(verify_ms).index(6)),
+    )
+    scale = max(scenario_rate(expected_output_count(max(alphas), g), g * draft_ms_per_step / 1000,
+                              min(verify_ms) / 1000, overhead_ms / 1000) for g in gammas)
+
+    def state(alpha, gamma, verify):
+        tokens = expected_output_count(alpha, gamma)
+        t_draft = gamma * draft_ms_per_step / 1000
+        rate = scenario_rate(tokens, t_draft, verify / 1000, overhead_ms / 1000)
+        even = break_even_verify_time(tokens, t_draft, overhead_ms / 1000, baseline_ms / 1000)
+        verdict = ("faster than the baseline" if rate > baseline else
+                   "slower than the baseline" if rate < baseline else "level with the baseline")
+        v = {"EK": _p(tokens), "round": MILLISECONDS.format(gamma * draft_ms_per_step + verify + overhead_ms),
+             "rate": RATE.format(rate), "baseline": RATE.format(baseline), "ratio": f"{rate / baseline:.2f}",
+             "breakeven": MILLISECONDS.format(even * 1000) if even > 0 else "none (never pays)",
+             "verdict": verdict}
+        return {"v": v, "b": {"rate": round(100 * rate / scale), "baseline": round(100 * baseline / scale)}, "h": []}
+
+    def display(state):
+        return (_bar_row(state, "rate", "speculative (tokens/s)", "target", text="rate")
+                + _bar_row(state, "baseline", "baseline (tokens/s)", "baseline", text="baseline")
+                + f'<p>E[K] = {_field(state, "EK")} tokens per round of {_field(state, "round")} ms: '
+                f'{_field(state, "verdict")} ({_field(state, "ratio")}×). Speculation stops paying at a '
+                f'verification time of {_field(state, "breakeven")} ms per round (break-even).</p>'
+                f'<p class="specdec-note">Assumed budget: {draft_ms_per_step:g} ms per draft step, '
+                f'{overhead_ms:g} ms overhead per round, {baseline_ms:g} ms per baseline token.</p>')
+
+    return Explorer("timing-budget", "Timing-budget explorer: scenario rate against the baseline",
+                    controls, state, display)
+
+
+def _p(value):
+    return PROBABILITY.format(float(value))
+
+
+def _vector_text(p):
+    return "[" + ", ".join(f"{float(v):g}" for v in p) + "]"
+
+
+def _field(state, name):
+    return f'<span data-field="{name}">{html.escape(state["v"][name])}</span>'
+
+
+def _cell(state, name, colour):
+    return (f'<td>{_field(state, name)}<span class="specdec-track"><span data-bar="{name}" '
+            f'style="width:{state["b"][name]}%;background:{COLORS[colour]}"></span></span></td>')
+
+
+def _bar_row(state, name, label, colour, row=False, hidden=False, text=None):
+    attrs = f' data-row="{name}"' if row else ""
+    attrs += " hidden" if hidden else ""
+    return (f'<div class="specdec-bar-row"{attrs}><span class="specdec-bar-label">{label}</span>'
+            f'<span class="specdec-track"><span data-bar="{name}" style="width:{state["b"][name]}%;'
+            f'background:{COLORS[colour]}"></span></span>{_field(state, text or name)}</div>')
+
+
+def _control_html(control):
+    if control.kind == "select":
+        options = "".join(f'<option value="{i}"{" selected" if i == control.initial else ""}>{html.escape(text)}</option>'
+                          for i, (text, _) in enumerate(control.options))
+        widget = f'<select data-control="{control.name}">{options}</select>'
+        return f'<label class="specdec-control">{html.escape(control.label)} {widget}</label>'
+    widget = (f'<input type="range" data-control="{control.name}" min="0" '
+              f'max="{len(control.options) - 1}" step="1" value="{control.initial}">')
+    shown = html.escape(control.options[control.initial][0])
+    return (f'<label class="specdec-control">{html.escape(control.label)} {widget} '
+            f'<output data-value-of="{control.name}">{shown}</output></label>')
+
+
+_STYLE = """<style>
+.specdec-explorer{border:1px solid #bbb;border-radius:.4em;padding:.6em .8em;margin:1em 0;background:#fff;color:#1a1a1a;color-scheme:light}
+.specdec-explorer-title{font-weight:600;margin:0 0 .4em}
+.specdec-controls{display:flex;flex-wrap:wrap;gap:.3em 1.2em;margin-bottom:.5em}
+.specdec-control{display:flex;align-items:center;gap:.4em;flex-wrap:wrap}
+.specdec-control output{font-variant-numeric:tabular-nums;min-width:2.5em;font-weight:600}
+.specdec-table{overflow-x:auto}
+.specdec-table table{border-collapse:collapse;font-variant-numeric:tabular-nums;font-size:.8em;margin:0;width:100%;table-layout:fixed}
+.specdec-table th,.specdec-table td{padding:.1em .2em;text-align:right;border:0;background:none;color:inherit}
+.specdec-table th:first-child{width:1.4em}
+.specdec-table .specdec-track{min-width:0}
+.specdec-track{display:block;height:.45em;min-width:2.4em;background:#e4e4e4;border-radius:.2em}
+.specdec-track>span{display:block;height:100%;border-radius:.2em}
+.specdec-bar-row{display:grid;grid-template-columns:minmax(6em,11em) 1fr 4.5em;align-items:center;gap:.5em;margin:.2em 0}
+.specdec-bar-row>[data-field]{text-align:right;font-variant-numeric:tabular-nums}
+.specdec-bar-row[hidden]{display:none}
+.specdec-explorer-note,.specdec-note{font-size:.85em;opacity:.85;margin:.3em 0}
+</style>"""
+
+# Looks states up; computes nothing. Runs once per explorer, inside its own container.
+_SCRIPT = """(function (root) {
+  var data = JSON.parse(root.querySelector("script.specdec-states").textContent);
+  var controls = Array.prototype.slice.call(root.querySelectorAll("[data-control]"));
+  var display = root.querySelector(".specdec-display"), invalid = root.querySelector(".specdec-explorer-invalid");
+  function each(selector, f) { Array.prototype.forEach.call(root.querySelectorAll(selector), f); }
+  function show() {
+    controls.forEach(function (c) {
+      var shown = root.querySelector('[data-value-of="' + c.dataset.control + '"]');
+      if (shown) shown.textContent = data.labels[c.dataset.control][c.value];
+    });
+    var state = data.states[controls.map(function (c) { return c.value; }).join("-")];
+    display.hidden = !state; invalid.hidden = !!state;
+    if (!state) return;
+    each("[data-field]", function (el) { el.textContent = state[0][data.fields.indexOf(el.dataset.field)]; });
+    each("[data-bar]", function (el) { el.style.width = state[1][data.bars.indexOf(el.dataset.bar)] + "%"; });
+    each("[data-row]", function (el) { el.hidden = state[2].indexOf(el.dataset.row) >= 0; });
+  }
+  controls.forEach(function (c) { c.addEventListener("input", show); });
+  show();
+})(document.currentScript.parentElement);"""

@@ -1,0 +1,164 @@
+"""Generating text, plainly and speculatively, with every round's time split into draft, verify and overhead.
+
+Both generators sample from the same law: the target's row passed through
+:func:`~specdec_lib.transforms.sampling_transform` with the same settings. The speculative
+one drafts γ tokens from the draft's transformed rows (q is exactly what each draft token
+was sampled from), scores the pending token and the γ drafts in one target call, verifies
+them as :func:`~specdec_lib.verification.verify` does, and rolls both caches back past
+whatever was rejected. The prompt is read before the clock starts; what is timed is decoding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from time import perf_counter
+
+import numpy as np
+
+from . import _validate
+from .models import decode
+from .transforms import sampling_transform
+from .verification import sample_token
+
+
+@dataclass(frozen=True)
+class RoundRecord:
+    """One round of decoding and where its time went (seconds).
+
+    ``accepted``: the verdict on each draft position verification reached, in order; a
+    rejection (False) ends the round. ``emitted``: K, the tokens the round added.
+    A plain decoding step is a round with γ = 0, no drafts and K = 1; its target call is
+    booked as ``t_verify`` and its sampling as ``t_overhead``.
+    """
+
+    gamma: int
+    accepted: tuple[bool, ...]
+    emitted: int
+    t_draft: float
+    t_verify: float
+    t_overhead: float
+
+    @property
+    def num_accepted(self) -> int:
+        return sum(self.accepted)
+
+    @property
+    def wall(self) -> float:
+        return self.t_draft + self.t_verify + self.t_overhead
+
+
+@dataclass(frozen=True)
+class Generation:
+    """New tokens (prompt excluded), per-round records and the decoding wall time in seconds."""
+
+    tokens: tuple[int, ...]
+    rounds: tuple[RoundRecord, ...]
+    wall: float
+
+    @property
+    def text(self) -> str:
+        return decode(self.tokens)
+
+
+def verify_drafts(drafts, target_rows, draft_rows, rng):
+    """:func:`~specdec_lib.verification.verify` without its input checks, for rows already known valid.
+
+    Same algorithm and the same draws from ``rng``, so both give the same tokens for the same
+    seed. Returns (number of drafts accepted, the correction or bonus token).
+
+    >>> from specdec_lib import verify
+    >>> p, q = np.array([0.6, 0.3, 0.1]), np.array([0.2, 0.3, 0.5])
+    >>> verify_drafts([1, 2], [p, p, p], [q, q], np.random.default_rng(0))
+    (1, 0)
+    >>> verify([1, 2], [p, p, p], [q, q], rng=0)
+    VerifiedRound(tokens=(1, 0), num_accepted=1, bonus=False)
+    """
+    for i, x in enumerate(drafts):
+        p, q = target_rows[i], draft_rows[i]
+        if rng.random() < p[x] / q[x]:
+            continue
+        residual = np.maximum(p - q, 0.0)
+        return i, sample_token(residual / residual.sum(), rng)
+    return len(drafts), sample_token(target_rows[-1], rng)
+
+
+def _start(model, prompt):
+    """A cache holding all of the prompt but its last token, which is scored by the first timed call."""
+    prompt = [int(t) for t in prompt]
+    if not prompt:
+        raise ValueError("prompt: need at least one token")
+    state = model.new_state()
+    if len(prompt) > 1:
+        model.score(state, prompt[:-1])
+    return state, prompt[-1]
+
+
+def autoregressive_generate(target, prompt, max_new_tokens, *, seed=0, temperature=1.0, top_k=None, top_p=None):
+    """Plain decoding: one target call per token, each token sampled from the transformed target row.
+
+    >>> from specdec_lib.models import build_model_pair, encode
+    >>> target, _ = build_model_pair(target_layers=2)
+    >>> out = autoregressive_generate(target, encode("the draft "), 5, seed=1)
+    >>> len(out.tokens), len(out.rounds), out.rounds[0].gamma
+    (5, 5, 0)
+    """
+    max_new_tokens = _validate.count("max_new_tokens", max_new_tokens, minimum=1)
+    rng = np.random.default_rng(seed)
+    state, pending = _start(target, prompt)
+    tokens, rounds = [], []
+    start = last = perf_counter()
+    while len(tokens) < max_new_tokens:
+        p = sampling_transform(target.score(state, [pending])[0], temperature, top_k, top_p)
+        scored = perf_counter()
+        pending = sample_token(p, rng)
+        tokens.append(pending)
+        now = perf_counter()
+        rounds.append(RoundRecord(0, (), 1, 0.0, scored - last, now - scored))
+        last = now
+    return Generation(tuple(tokens), tuple(rounds), perf_counter() - start)
+
+
+def speculative_generate(target, draft, prompt, max_new_tokens, gamma, *, seed=0, temperature=1.0, top_k=None,
+                         top_p=None):
+    """Speculative decoding: γ draft calls, one target call on γ+1 positions, verify, roll back.
+
+    Output is cut to ``max_new_tokens``; the records keep every round whole.
+
+    >>> from specdec_lib.models import build_model_pair, encode
+    >>> target, draft = build_model_pair(target_layers=2)
+    >>> out = speculative_generate(target, draft, encode("the draft "), 20, gamma=4, seed=1)
+    >>> len(out.tokens), all(1 <= r.emitted <= 5 for r in out.rounds)
+    (20, True)
+    """
+    max_new_tokens = _validate.count("max_new_tokens", max_new_tokens, minimum=1)
+    gamma = _validate.count("gamma", gamma, minimum=1)
+    rng = np.random.default_rng(seed)
+    target_state, pending = _start(target, prompt)
+    draft_state, _ = _start(draft, prompt)
+    draft_feed = [pending]  # tokens the draft has yet to read: one, or two after a bonus
+    tokens, rounds = [], []
+    start = last = perf_counter()
+    while len(tokens) < max_new_tokens:
+        drafts, q_rows = [], []
+        for _ in range(gamma):
+            q = sampling_transform(draft.score(draft_state, draft_feed)[-1], temperature, top_k, top_p)
+            draft_feed = [sample_token(q, rng)]
+            drafts.append(draft_feed[0])
+            q_rows.append(q)
+        drafted = perf_counter()
+        base = target_state.length
+        p_rows = [sampling_transform(row, temperature, top_k, top_p) for row in target.score(target_state, [pending] + drafts)]
+        scored = perf_counter()
+        k, pending = verify_drafts(drafts, p_rows, q_rows, rng)
+        target_state.rollback(base + 1 + k)
+        if k < gamma:
+            draft_state.rollback(draft_state.length - (gamma - 1 - k))
+            draft_feed = [pending]
+        else:
+            draft_feed = [drafts[-1], pending]
+        tokens += drafts[:k] + [pending]
+        now = perf_counter()
+        rounds.append(RoundRecord(gamma, (True,) * k + (False,) * (k < gamma), k + 1,
+                                  drafted - last, scored - drafted, now - scored))
+        last = now
+    return Generation(tuple(tokens[:max_new_tokens]), tuple(rounds), perf_counter() - start)
