@@ -5,6 +5,10 @@ Modules follow the lesson: ``distributions`` (a, r, α at one prefix), ``verific
 The verification lab adds ``streams`` (exact stream laws), ``simulate`` (many rounds at
 once), ``transforms`` (temperature, top-k, top-p and mismatches), ``greedy``, ``checker``
 (is a verifier exact?) and ``broken_verifiers`` (planted bugs), on ``lab_models``.
+Measurement: ``models`` (a cost-realistic numpy model pair with caches), ``generate``
+(plain and speculative generation with timed rounds) and ``measure`` (the command).
+Tools: ``stats`` (chi-square checks), ``plotting``, ``explorers``, ``quiz``, ``notebooks``,
+``coursework`` and ``sphinx_site``.
 """
 
 from .counting import (
@@ -31,6 +35,8 @@ from .simulate import SimulatedRounds, simulate_rounds
 from .streams import exact_stream_distribution, round_distribution, target_stream_distribution
 from .checker import VerifierReport, check_verifier
 from .lab_models import lab_model_pair
+from .generate import autoregressive_generate, speculative_generate
+from .models import build_model_pair
 
 __all__ = [
     "accepted_mass",
@@ -61,5 +67,8 @@ __all__ = [
     "VerifierReport",
     "check_verifier",
     "lab_model_pair",
+    "autoregressive_generate",
+    "speculative_generate",
+    "build_model_pair",
     "VerifiedRound",
 ]

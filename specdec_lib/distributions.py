@@ -117,13 +117,12 @@ def output_distribution(p, q):
     """
     p, q, exact = _validate.distribution_pair(p, q)
     alpha = acceptance_rate(p, q)
+    accepted = accepted_mass(p, q)
     if exact:
-        accepted = [min(a, b) for a, b in zip(p, q)]
         if alpha == 1:
             return accepted
         residual = residual_distribution(p, q)
         return [acc + (1 - alpha) * res for acc, res in zip(accepted, residual)]
-    accepted = np.minimum(p, q)
     try:
         residual = residual_distribution(p, q)
     except ValueError:  # p == q: nothing is ever rejected
