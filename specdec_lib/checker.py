@@ -67,7 +67,10 @@ def _scenarios():
 
 def _structure_problem(out, drafts, gamma, vocab):
     """(emitted tokens or None, why the round breaks the contract or None)."""
-    tokens = tuple(out.tokens) if hasattr(out, "tokens") else tuple(out)
+    try:
+        tokens = tuple(out.tokens) if hasattr(out, "tokens") else tuple(out)
+    except TypeError:
+        return None, f"returned {out!r}, which is neither a VerifiedRound nor a sequence of token ids"
     if not all(isinstance(t, (int, np.integer)) and 0 <= t < vocab for t in tokens):
         return None, f"emitted {tokens}, which are not all token ids in 0..{vocab - 1}"
     tokens = tuple(int(t) for t in tokens)

@@ -70,6 +70,12 @@ def test_crashing_verifier_fails_with_the_exception():
     assert not report.passed and "raised ZeroDivisionError: p == q" in report.summary
 
 
+def test_verifier_returning_nothing_fails_with_a_reason():
+    report = check_verifier(lambda draft_tokens, target_probs, draft_probs, rng=None: None, n_rounds=10)
+    assert not report.passed
+    assert "neither a VerifiedRound nor a sequence of token ids" in report.summary
+
+
 def test_same_seed_same_report():
     assert check_verifier(verify, n_rounds=300, seed=3) == check_verifier(verify, n_rounds=300, seed=3)
 
