@@ -8,13 +8,14 @@ over the choice of seed. Each has a negative control that must fail.
 import numpy as np
 import pytest
 
-from specdec_lib import VerifiedRound, output_count_pmf, residual_distribution, sample_token, verify
+from specdec_lib import VerifiedRound, lab_model_pair, output_count_pmf, residual_distribution, sample_token, verify
 from specdec_lib.stats import chi_square_pvalue, emitted_law_pvalues
 
-from conftest import TOY_P, TOY_Q, toy_draft, toy_target
+from conftest import TOY_P, TOY_Q
 
 FALSE_FAIL_RATE = 1e-6
 GAMMA = 3
+TARGET, DRAFT = lab_model_pair(exact=False)  # prefix-dependent: every position sees another row
 
 
 def test_accepts_prefix_then_one_correction_or_bonus():
@@ -52,10 +53,10 @@ def _speculative_rounds(verifier, n, seed, prefix=(2,)):
     for _ in range(n):
         drafts, q_rows = [], []
         for _ in range(GAMMA):
-            q = toy_draft(prefix + tuple(drafts))
+            q = DRAFT(prefix + tuple(drafts))
             q_rows.append(q)
             drafts.append(sample_token(q, rng))
-        p_rows = [toy_target(prefix + tuple(drafts[:i])) for i in range(GAMMA + 1)]
+        p_rows = [TARGET(prefix + tuple(drafts[:i])) for i in range(GAMMA + 1)]
         emissions.append(tuple(verifier(drafts, p_rows, q_rows, rng).tokens))
     return emissions, prefix
 
@@ -74,7 +75,7 @@ def _correction_from_target(drafts, p_rows, q_rows, rng):
 
 
 def _passes(emissions, prefix):
-    pvalues = emitted_law_pvalues(emissions, toy_target, prefix)
+    pvalues = emitted_law_pvalues(emissions, TARGET, prefix)
     assert len(pvalues) == GAMMA + 1
     return all(pv >= FALSE_FAIL_RATE / len(pvalues) for pv in pvalues), pvalues  # Bonferroni
 
