@@ -36,12 +36,12 @@ lab: $(STAMP)
 	$(VENV)/bin/jupyter lab book
 
 notebooks: $(STAMP)
-	$(PY) -m specdec_lib.notebooks
+	$(PY) -m specdec_course.notebooks
 
 # The student edition of the site: the same book with every exercise solution left out.
 book-student: $(STAMP) $(VENDOR)
 	mkdir -p _build/student
-	$(PY) -m specdec_lib.coursework site-config > _build/student/_config.yml
+	$(PY) -m specdec_course.coursework site-config > _build/student/_config.yml
 	$(BUILD) --config _build/student/_config.yml --path-output _build/student
 	@echo "Open $(CURDIR)/_build/student/_build/html/index.html"
 

@@ -1,14 +1,15 @@
-"""specdec_lib: the math and tools behind the course on speculative decoding verification.
+"""specdec_lib: the lesson's code, which the chapters and students import (numpy and scipy only).
 
-Modules follow the lesson: ``distributions`` (a, r, α at one prefix), ``verification``
-(one round), ``counting`` (K, E[K], rates and the paper's factors).
-The verification lab adds ``streams`` (exact stream laws), ``simulate`` (many rounds at
-once), ``transforms`` (temperature, top-k, top-p and mismatches), ``greedy``, ``checker``
-(is a verifier exact?) and ``broken_verifiers`` (planted bugs), on ``lab_models``.
-Measurement: ``models`` (a cost-realistic numpy model pair with caches), ``generate``
-(plain and speculative generation with timed rounds) and ``measure`` (the command).
-Tools: ``stats`` (chi-square checks), ``plotting``, ``explorers``, ``quiz``, ``notebooks``,
-``coursework`` and ``sphinx_site``.
+Modules follow the lesson: ``distributions`` (a, r, α at one prefix), ``verification`` (one
+round: ``verify`` = input checks + ``verify_unchecked``), ``counting`` (K, E[K], rates and the
+paper's factors), ``sampling`` (drawing tokens). The verification lab adds ``streams`` (exact
+stream distributions), ``simulate`` (many rounds at once), ``transforms`` (temperature, top-k,
+top-p and mismatches), ``greedy``, ``checker`` (is a verifier exact?) and ``broken_verifiers``
+(planted bugs), on the 3-token ``toy_models``. Measurement: ``text_models`` (a cost-realistic
+character model pair with caches), ``generate`` (plain and speculative generation with timed
+rounds) and ``measure`` (the command). Display: ``display`` (numbers as text), ``plotting``
+(needs matplotlib) and ``explorers`` (needs ipywidgets when live). Input checks live in
+``_validate``. Build and grading tools are in the sibling package ``specdec_course``.
 """
 
 from .counting import (
@@ -26,17 +27,19 @@ from .distributions import (
     accepted_mass,
     acceptance_rate,
     output_distribution,
+    correction_distribution,
     residual_distribution,
 )
-from .verification import VerifiedRound, sample_token, verify
+from .sampling import sample_token
+from .verification import VerifiedRound, verify, verify_unchecked
 from .transforms import mismatched_output_distribution, sampling_transform, total_variation_distance
 from .greedy import argmax_distribution, verify_greedy
 from .simulate import SimulatedRounds, simulate_rounds
 from .streams import exact_stream_distribution, round_distribution, target_stream_distribution
 from .checker import VerifierReport, check_verifier
-from .lab_models import lab_model_pair
+from .toy_models import toy_model_pair
 from .generate import autoregressive_generate, speculative_generate
-from .models import build_model_pair
+from .text_models import build_model_pair
 
 __all__ = [
     "accepted_mass",
@@ -54,6 +57,8 @@ __all__ = [
     "sample_token",
     "scenario_rate",
     "verify",
+    "verify_unchecked",
+    "correction_distribution",
     "sampling_transform",
     "mismatched_output_distribution",
     "total_variation_distance",
@@ -66,7 +71,7 @@ __all__ = [
     "target_stream_distribution",
     "VerifierReport",
     "check_verifier",
-    "lab_model_pair",
+    "toy_model_pair",
     "autoregressive_generate",
     "speculative_generate",
     "build_model_pair",

@@ -1,7 +1,8 @@
 """Input checks shared by every public function: one place, one style of error.
 
-Every check raises ``ValueError`` whose message starts with the argument's name,
-so a reader of a traceback knows which input was wrong and why.
+Probability vectors and rows, a verification round's inputs, prefixes, models and proposal laws
+are checked here and nowhere else. Every check raises ``ValueError`` whose message starts with
+the argument's name, so a reader of a traceback knows which input was wrong and why.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
@@ -119,3 +121,73 @@ def positive(name: str, value) -> float:
     if value == 0:
         raise ValueError(f"{name}: must be > 0, got {value}")
     return value
+
+
+def rows(name: str, values, expected: int | None = None, vocab: int | None = None) -> list[np.ndarray]:
+    """A sequence of float probability rows: ``expected`` of them (None: at least one), all of one length."""
+    if isinstance(values, np.ndarray) and values.ndim != 2 and not (values.ndim == 1 and values.size == 0):
+        wanted = f"{expected} rows" if expected is not None else "probability rows"
+        raise ValueError(f"{name}: expected {wanted} (a 2-D array), got shape {values.shape}")
+    try:
+        values = list(values)
+    except TypeError:
+        raise ValueError(f"{name}: expected a sequence of probability rows") from None
+    if (expected is None and not values) or (expected is not None and len(values) != expected):
+        raise ValueError(f"{name}: expected {expected if expected is not None else 'at least 1'} rows, got {len(values)}")
+    checked = [distribution(f"{name}[{i}]", row, exact=False) for i, row in enumerate(values)]
+    vocab = len(checked[0]) if vocab is None and checked else vocab
+    for i, row in enumerate(checked):
+        if len(row) != vocab:
+            raise ValueError(f"{name}[{i}]: has {len(row)} tokens, expected vocabulary size {vocab}")
+    return checked
+
+
+def proposable(name: str, proposal: np.ndarray, q: np.ndarray) -> None:
+    """Refuse a proposal law that puts mass where the verifier's q is 0 (p/q would be undefined there)."""
+    if np.any((np.asarray(proposal) > 0) & (np.asarray(q) == 0)):
+        raise ValueError(f"{name}: proposes a token whose draft probability q is 0 (the ratio p/q is undefined)")
+
+
+def verification_round(draft_tokens, target_probs, draft_probs):
+    """Check one round's inputs: γ token ids, γ+1 target rows, γ draft rows, every draft proposable.
+
+    Returns (drafts as a list of ints, target rows, draft rows), rows as float64 arrays.
+    """
+    drafts = np.asarray(draft_tokens)
+    if drafts.ndim != 1:
+        raise ValueError(f"draft_tokens: expected a 1-D sequence of token ids, got shape {drafts.shape}")
+    if drafts.size and not np.issubdtype(drafts.dtype, np.integer):
+        raise ValueError(f"draft_tokens: token ids must be integers, got dtype {drafts.dtype}")
+    gamma = drafts.size
+    p_rows = rows("target_probs", target_probs, gamma + 1)
+    q_rows = rows("draft_probs", draft_probs, gamma, vocab=len(p_rows[0]))
+    vocab = len(p_rows[0])
+    for i, x in enumerate(drafts.tolist()):
+        if not 0 <= x < vocab:
+            raise ValueError(f"draft_tokens[{i}]: token id {x} outside the vocabulary 0..{vocab - 1}")
+        if q_rows[i][x] == 0:
+            raise ValueError(f"draft_tokens[{i}]: token {x} has draft probability 0, so it could not have been proposed")
+    return drafts.tolist(), p_rows, q_rows
+
+
+def prefix(value) -> tuple[int, ...]:
+    """A prefix: a sequence of token ids (integers >= 0), returned as a tuple."""
+    try:
+        value = tuple(value)
+    except TypeError:
+        raise ValueError(f"prefix: expected a sequence of token ids, got {value!r}") from None
+    for i, token in enumerate(value):
+        count(f"prefix[{i}]", token)
+    return value
+
+
+def model(name: str, fn):
+    """A model ``fn(prefix) -> probability vector``, memoised, with every row it returns checked."""
+    if not callable(fn):
+        raise ValueError(f"{name}: expected a callable model(prefix) -> probability vector")
+
+    @lru_cache(maxsize=None)
+    def row(at):
+        return distribution(f"{name}({at})", fn(at))
+
+    return row

@@ -18,7 +18,8 @@ from functools import partial
 import numpy as np
 
 from .transforms import sampling_transform
-from .verification import VerifiedRound, sample_token
+from .sampling import sample_token
+from .verification import VerifiedRound
 
 MISMATCHED_TEMPERATURE = 0.5  # the temperature the buggy verifier applies to the target rows
 

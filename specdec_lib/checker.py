@@ -15,10 +15,10 @@ import numpy as np
 
 from . import _validate
 from .greedy import argmax_distribution
-from .lab_models import lab_model_pair
+from .toy_models import toy_model_pair
+from .sampling import InverseCdf
 from .stats import emitted_count_pvalue, emitted_law_pvalues
 from .streams import round_distribution
-from .simulate import _InverseCdf
 
 FALSE_FAIL_RATE = 1e-6  # probability that a correct verifier fails, over the choice of seed
 
@@ -57,7 +57,7 @@ class _Scenario:
 
 
 def _scenarios():
-    target, draft = lab_model_pair(exact=False)
+    target, draft = toy_model_pair(exact=False)
     return (
         _Scenario("prefix-dependent draft", target, draft, (1,), 3),
         _Scenario("one-hot draft", target, _argmax_model(draft), (1,), 3),
@@ -98,7 +98,7 @@ def _draft_paths(draft, prefix, gamma, n_rounds, rng):
     for i in range(gamma):
         contexts, group = np.unique(paths[:, :i], axis=0, return_inverse=True)
         rows = np.array([draft(prefix + tuple(context.tolist())) for context in contexts])
-        paths[:, i] = _InverseCdf(rows).sample(group.ravel(), rng.random(n_rounds))
+        paths[:, i] = InverseCdf(rows).sample(group.ravel(), rng.random(n_rounds))
     return paths.tolist()
 
 
@@ -166,7 +166,7 @@ def check_verifier(verify_fn, *, seed=0, n_rounds=2000, greedy=False) -> Verifie
 
     ``verify_fn(draft_tokens, target_probs, draft_probs, rng)`` has ``verify``'s signature
     and returns a ``VerifiedRound`` or a sequence of token ids. It is run for ``n_rounds``
-    rounds in each of three scenarios over the 3-token lab models (``lab_model_pair``):
+    rounds in each of three scenarios over the 3-token toy models (``toy_model_pair``):
     a prefix-dependent draft with γ = 3, a one-hot (deterministic) draft with γ = 3, and
     a draft equal to the target with γ = 2 (nothing may ever be rejected).
 

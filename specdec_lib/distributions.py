@@ -101,12 +101,46 @@ def residual_distribution(p, q):
     return positive / mass
 
 
+def correction_distribution(p, q):
+    r"""The law a correction is drawn from after a rejection: the residual r, or p where r has no mass.
+
+    In exact arithmetic a rejection has probability :math:`1-\alpha = \sum_x [p(x)-q(x)]_+`, so
+    whenever one happens r exists and this is ``residual_distribution(p, q)``. In floating point,
+    p and q that agree up to round-off can still reject while :math:`[p-q]_+` holds less than
+    1e-12 of mass; its normalised shape is then noise, and p is returned instead (the emitted
+    token's law differs from p by at most that round-off).
+
+    >>> correction_distribution([0.6, 0.3, 0.1], [0.2, 0.3, 0.5]).tolist()
+    [1.0, 0.0, 0.0]
+    >>> correction_distribution([0.5, 0.5], [0.5 + 1e-15, 0.5 - 1e-15]).tolist()  # p ≈ q
+    [0.5, 0.5]
+    """
+    p, q, exact = _validate.distribution_pair(p, q)
+    if exact:
+        return residual_distribution(p, q) if p != q else p
+    return correction_rows(p[None, :], q[None, :])[0]
+
+
+def correction_rows(p_rows, q_rows) -> np.ndarray:
+    r"""``correction_distribution`` for many float rows at once, unchecked (rows already validated).
+
+    Row i is :math:`[p_i - q_i]_+` normalised, or :math:`p_i` where that mass is below 1e-12.
+
+    >>> correction_rows(np.array([[0.6, 0.4], [0.5, 0.5]]), np.array([[0.2, 0.8], [0.5, 0.5]])).tolist()
+    [[1.0, 0.0], [0.5, 0.5]]
+    """
+    excess = np.maximum(p_rows - q_rows, 0.0)
+    mass = excess.sum(axis=1, keepdims=True)
+    has_mass = mass >= RESIDUAL_FLOAT_FLOOR
+    return np.where(has_mass, excess / np.where(has_mass, mass, 1.0), p_rows)
+
+
 def output_distribution(p, q):
     r"""Law of the token one strict speculative step emits: :math:`\min(p,q) + (1-\alpha)\,r`.
 
     The first term is "proposed and accepted", the second "rejected, then
-    corrected from the residual". It equals p (Leviathan et al., Thm 3.5);
-    when α = 1 the second term vanishes and the result is min(p, q) = p.
+    corrected from the residual" (``correction_distribution``). It equals p
+    (Leviathan et al. 2023, Appendix A.1); when α = 1 the second term vanishes.
 
     >>> output_distribution([0.6, 0.3, 0.1], [0.2, 0.3, 0.5]).round(12).tolist()
     [0.6, 0.3, 0.1]
@@ -116,18 +150,11 @@ def output_distribution(p, q):
     True
     """
     p, q, exact = _validate.distribution_pair(p, q)
-    alpha = acceptance_rate(p, q)
-    accepted = accepted_mass(p, q)
+    rejected = 1 - acceptance_rate(p, q)
+    correction = correction_distribution(p, q)
     if exact:
-        if alpha == 1:
-            return accepted
-        residual = residual_distribution(p, q)
-        return [acc + (1 - alpha) * res for acc, res in zip(accepted, residual)]
-    try:
-        residual = residual_distribution(p, q)
-    except ValueError:  # p == q: nothing is ever rejected
-        return accepted
-    return accepted + (1.0 - alpha) * residual
+        return [acc + rejected * r for acc, r in zip(accepted_mass(p, q), correction)]
+    return accepted_mass(p, q) + rejected * correction
 
 
 def _no_rejection():

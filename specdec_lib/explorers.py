@@ -7,8 +7,9 @@ explorer gives one output with two representations:
 * ``application/vnd.jupyter.widget-view+json``: ipywidgets controls; in Jupyter every move calls
   ``state`` again in the kernel (live);
 * ``text/html``: the same display, plus the states of *every* combination of options as inline
-  JSON and a small script that only looks states up (no formula in JavaScript). The site's
-  ``nb_mime_priority_overrides`` prefers this representation in the HTML build.
+  JSON. The site's ``nb_mime_priority_overrides`` prefers this representation in the HTML build,
+  where ``book/_static/explorers.js`` only looks states up (no formula in JavaScript) and
+  ``book/_static/explorers.css`` styles it (the live widget reads the same stylesheet).
 
 The page markup is stable for browser tests: the explorer is ``[data-explorer=NAME]``, its
 controls ``[data-control=NAME]`` (the value is the option's index), the shown option
@@ -23,6 +24,7 @@ import html
 import itertools
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from fractions import Fraction
 from typing import Callable
 
@@ -30,6 +32,7 @@ from .counting import (break_even_verify_time, expected_output_count, expected_w
                        output_count_pmf, scenario_rate)
 from .distributions import (acceptance_probabilities, acceptance_rate, output_distribution,
                             residual_distribution)
+from .display import vector
 from .plotting import COLORS
 
 PROBABILITY = "{:.3f}"   # probabilities, acceptance, E[K]
@@ -37,6 +40,7 @@ RATE = "{:.1f}"          # tokens per second
 MILLISECONDS = "{:.2f}"  # times per round
 NONE = "—"               # a quantity that is undefined in this state
 TOKENS = ("A", "B", "C")
+STYLESHEET = Path(__file__).resolve().parent.parent / "book" / "_static" / "explorers.css"  # absent: unstyled
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,7 @@ class Explorer:
                 "states": {k: [[s["v"][f] for f in fields], [s["b"][b] for b in bars], s["h"]]
                            for k, s in self.states().items() if s is not None}}
         payload = json.dumps(data, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
-        return (f'<div class="specdec-explorer" data-explorer="{self.name}">{_STYLE}'
+        return (f'<div class="specdec-explorer" data-explorer="{self.name}">'
                 f'<p class="specdec-explorer-title">{html.escape(self.title)}</p>'
                 f'<div class="specdec-controls">{"".join(map(_control_html, self.controls))}</div>'
                 f'<div class="specdec-display">{self.display(initial)}</div>'
@@ -92,8 +96,7 @@ class Explorer:
                 '<p class="specdec-explorer-note">Every state of this explorer was computed by '
                 'specdec_lib when the book was built; the controls switch between them. '
                 'Download the notebook (button at the top of the page) to run it live with any inputs.</p>'
-                f'<script type="application/json" class="specdec-states">{payload}</script>'
-                f'<script>{_SCRIPT}</script></div>')
+                f'<script type="application/json" class="specdec-states">{payload}</script></div>')
 
     def widget(self):
         """Live ipywidgets controls; each move recomputes the state in the kernel."""
@@ -107,7 +110,7 @@ class Explorer:
 
         def update(_change=None):
             state = self.state_at([w.value for w in controls])
-            shown.value = _STYLE + (self.display(state) if state else f"<p>{html.escape(self.invalid)}</p>")
+            shown.value = _live_style() + (self.display(state) if state else f"<p>{html.escape(self.invalid)}</p>")
 
         for w in controls:
             w.observe(update, names="value")
@@ -138,7 +141,7 @@ def pq_editor(targets=((0.6, 0.3, 0.1), (0.4, 0.4, 0.2), (0.2, 0.3, 0.5)), draft
     targets = [tuple(Fraction(v).limit_denominator(1000) for v in p) for p in targets]
     shares = tuple((f"{i / steps:g}", Fraction(i, steps)) for i in range(steps + 1))
     controls = (
-        Control("target", "target p", tuple((_vector_text(p), p) for p in targets), 0, "select"),
+        Control("target", "target p", tuple((vector(p, digits=3), p) for p in targets), 0, "select"),
         Control("qA", "draft q(A)", shares, round(draft[0] * steps)),
         Control("qB", "draft q(B)", shares, round(draft[1] * steps)),
     )
@@ -272,12 +275,14 @@ def timing_budget_explorer(draft_ms_per_step=1.0, overhead_ms=1.0, baseline_ms=6
                     controls, state, display)
 
 
+def _live_style() -> str:
+    """The site's explorer stylesheet, for the live widget (Jupyter does not load the site's CSS)."""
+    path = STYLESHEET
+    return f"<style>{path.read_text(encoding='utf-8')}</style>" if path.is_file() else ""
+
+
 def _p(value):
     return PROBABILITY.format(float(value))
-
-
-def _vector_text(p):
-    return "[" + ", ".join(f"{float(v):g}" for v in p) + "]"
 
 
 def _field(state, name):
@@ -308,45 +313,3 @@ def _control_html(control):
     shown = html.escape(control.options[control.initial][0])
     return (f'<label class="specdec-control">{html.escape(control.label)} {widget} '
             f'<output data-value-of="{control.name}">{shown}</output></label>')
-
-
-_STYLE = """<style>
-.specdec-explorer{border:1px solid #bbb;border-radius:.4em;padding:.6em .8em;margin:1em 0;background:#fff;color:#1a1a1a;color-scheme:light}
-.specdec-explorer-title{font-weight:600;margin:0 0 .4em}
-.specdec-controls{display:flex;flex-wrap:wrap;gap:.3em 1.2em;margin-bottom:.5em}
-.specdec-control{display:flex;align-items:center;gap:.4em;flex-wrap:wrap}
-.specdec-control output{font-variant-numeric:tabular-nums;min-width:2.5em;font-weight:600}
-.specdec-table{overflow-x:auto}
-.specdec-table table{border-collapse:collapse;font-variant-numeric:tabular-nums;font-size:.8em;margin:0;width:100%;table-layout:fixed}
-.specdec-table th,.specdec-table td{padding:.1em .2em;text-align:right;border:0;background:none;color:inherit}
-.specdec-table th:first-child{width:1.4em}
-.specdec-table .specdec-track{min-width:0}
-.specdec-track{display:block;height:.45em;min-width:2.4em;background:#e4e4e4;border-radius:.2em}
-.specdec-track>span{display:block;height:100%;border-radius:.2em}
-.specdec-bar-row{display:grid;grid-template-columns:minmax(6em,11em) 1fr 4.5em;align-items:center;gap:.5em;margin:.2em 0}
-.specdec-bar-row>[data-field]{text-align:right;font-variant-numeric:tabular-nums}
-.specdec-bar-row[hidden]{display:none}
-.specdec-explorer-note,.specdec-note{font-size:.85em;opacity:.85;margin:.3em 0}
-</style>"""
-
-# Looks states up; computes nothing. Runs once per explorer, inside its own container.
-_SCRIPT = """(function (root) {
-  var data = JSON.parse(root.querySelector("script.specdec-states").textContent);
-  var controls = Array.prototype.slice.call(root.querySelectorAll("[data-control]"));
-  var display = root.querySelector(".specdec-display"), invalid = root.querySelector(".specdec-explorer-invalid");
-  function each(selector, f) { Array.prototype.forEach.call(root.querySelectorAll(selector), f); }
-  function show() {
-    controls.forEach(function (c) {
-      var shown = root.querySelector('[data-value-of="' + c.dataset.control + '"]');
-      if (shown) shown.textContent = data.labels[c.dataset.control][c.value];
-    });
-    var state = data.states[controls.map(function (c) { return c.value; }).join("-")];
-    display.hidden = !state; invalid.hidden = !!state;
-    if (!state) return;
-    each("[data-field]", function (el) { el.textContent = state[0][data.fields.indexOf(el.dataset.field)]; });
-    each("[data-bar]", function (el) { el.style.width = state[1][data.bars.indexOf(el.dataset.bar)] + "%"; });
-    each("[data-row]", function (el) { el.hidden = state[2].indexOf(el.dataset.row) >= 0; });
-  }
-  controls.forEach(function (c) { c.addEventListener("input", show); });
-  show();
-})(document.currentScript.parentElement);"""

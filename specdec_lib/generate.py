@@ -4,7 +4,7 @@ Both generators sample from the same law: the target's row passed through
 :func:`~specdec_lib.transforms.sampling_transform` with the same settings. The speculative
 one drafts γ tokens from the draft's transformed rows (q is exactly what each draft token
 was sampled from), scores the pending token and the γ drafts in one target call, verifies
-them as :func:`~specdec_lib.verification.verify` does, and rolls both caches back past
+them with :func:`~specdec_lib.verification.verify_unchecked` (``verify``'s own rule), and rolls both caches back past
 whatever was rejected. The prompt is read before the clock starts; what is timed is decoding.
 """
 
@@ -16,9 +16,10 @@ from time import perf_counter
 import numpy as np
 
 from . import _validate
-from .models import decode
+from .text_models import decode
 from .transforms import sampling_transform
-from .verification import sample_token
+from .sampling import sample_token
+from .verification import verify_unchecked
 
 
 @dataclass(frozen=True)
@@ -60,28 +61,6 @@ class Generation:
         return decode(self.tokens)
 
 
-def verify_drafts(drafts, target_rows, draft_rows, rng):
-    """:func:`~specdec_lib.verification.verify` without its input checks, for rows already known valid.
-
-    Same algorithm and the same draws from ``rng``, so both give the same tokens for the same
-    seed. Returns (number of drafts accepted, the correction or bonus token).
-
-    >>> from specdec_lib import verify
-    >>> p, q = np.array([0.6, 0.3, 0.1]), np.array([0.2, 0.3, 0.5])
-    >>> verify_drafts([1, 2], [p, p, p], [q, q], np.random.default_rng(0))
-    (1, 0)
-    >>> verify([1, 2], [p, p, p], [q, q], rng=0)
-    VerifiedRound(tokens=(1, 0), num_accepted=1, bonus=False)
-    """
-    for i, x in enumerate(drafts):
-        p, q = target_rows[i], draft_rows[i]
-        if rng.random() < p[x] / q[x]:
-            continue
-        residual = np.maximum(p - q, 0.0)
-        return i, sample_token(residual / residual.sum(), rng)
-    return len(drafts), sample_token(target_rows[-1], rng)
-
-
 def _start(model, prompt):
     """A cache holding all of the prompt but its last token, which is scored by the first timed call."""
     prompt = [int(t) for t in prompt]
@@ -96,7 +75,7 @@ def _start(model, prompt):
 def autoregressive_generate(target, prompt, max_new_tokens, *, seed=0, temperature=1.0, top_k=None, top_p=None):
     """Plain decoding: one target call per token, each token sampled from the transformed target row.
 
-    >>> from specdec_lib.models import build_model_pair, encode
+    >>> from specdec_lib.text_models import build_model_pair, encode
     >>> target, _ = build_model_pair(target_layers=2)
     >>> out = autoregressive_generate(target, encode("the draft "), 5, seed=1)
     >>> len(out.tokens), len(out.rounds), out.rounds[0].gamma
@@ -124,7 +103,7 @@ def speculative_generate(target, draft, prompt, max_new_tokens, gamma, *, seed=0
 
     Output is cut to ``max_new_tokens``; the records keep every round whole.
 
-    >>> from specdec_lib.models import build_model_pair, encode
+    >>> from specdec_lib.text_models import build_model_pair, encode
     >>> target, draft = build_model_pair(target_layers=2)
     >>> out = speculative_generate(target, draft, encode("the draft "), 20, gamma=4, seed=1)
     >>> len(out.tokens), all(1 <= r.emitted <= 5 for r in out.rounds)
@@ -149,7 +128,8 @@ def speculative_generate(target, draft, prompt, max_new_tokens, gamma, *, seed=0
         base = target_state.length
         p_rows = [sampling_transform(row, temperature, top_k, top_p) for row in target.score(target_state, [pending] + drafts)]
         scored = perf_counter()
-        k, pending = verify_drafts(drafts, p_rows, q_rows, rng)
+        verified = verify_unchecked(drafts, p_rows, q_rows, rng)
+        k, pending = verified.num_accepted, verified.tokens[-1]
         target_state.rollback(base + 1 + k)
         if k < gamma:
             draft_state.rollback(draft_state.length - (gamma - 1 - k))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _validate
-from .verification import VerifiedRound, _check_round
+from .verification import VerifiedRound
 
 
 def argmax_distribution(probs):
@@ -39,7 +39,7 @@ def verify_greedy(draft_tokens, target_probs, draft_probs, rng=None) -> Verified
     >>> verify_greedy([1, 1], [p, p, p], [q, q]).tokens  # both accepted, then the bonus argmax
     (1, 1, 1)
     """
-    drafts, p_rows, _ = _check_round(draft_tokens, target_probs, draft_probs)
+    drafts, p_rows, _ = _validate.verification_round(draft_tokens, target_probs, draft_probs)
     emitted = []
     for x, p in zip(drafts, p_rows):
         best = int(np.argmax(p))

@@ -1,7 +1,7 @@
 r"""Measure speculative decoding on this machine and check the paper's prediction against it.
 
 ``python -m specdec_lib.measure [--quick] [--json]`` builds the course's model pair
-(:func:`~specdec_lib.models.build_model_pair`), times the target's cost for 1..9 positions per
+(:func:`~specdec_lib.text_models.build_model_pair`), times the target's cost for 1..9 positions per
 call, then for each repeat decodes with the plain baseline and speculatively for every γ in
 the sweep, and reports per γ: acceptance, cost ratio c, the draft/verify/overhead time per
 round, and the measured and predicted speedup. Progress goes to stderr.
@@ -43,7 +43,7 @@ import numpy as np
 from . import _validate
 from .counting import expected_output_count, improvement_factor
 from .generate import autoregressive_generate, speculative_generate
-from .models import build_model_pair, encode
+from .text_models import build_model_pair, encode
 
 COST_CONTEXT = "the target scores several positions in one call, so checking drafts costs about one step. "
 
@@ -184,7 +184,7 @@ def _gamma_summary(gamma, runs, t_step):
 def measure(workload: Workload, *, models=None, progress=None) -> dict:
     """Run ``workload`` and return the report as a JSON-ready dict (see the module docstring for the formulas).
 
-    ``models`` is a (target, draft) pair (default: :func:`~specdec_lib.models.build_model_pair`);
+    ``models`` is a (target, draft) pair (default: :func:`~specdec_lib.text_models.build_model_pair`);
     ``progress`` a text stream for a progress bar, or None. Repeat r uses seed r for the
     baseline and for every γ; runs alternate so slow spells on the machine hit all of them.
 

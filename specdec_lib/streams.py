@@ -9,32 +9,9 @@ tolerance. Enumeration is exponential in the length: meant for toy vocabularies.
 from __future__ import annotations
 
 from collections import defaultdict
-from functools import lru_cache
 
 from . import _validate
-from .distributions import acceptance_probabilities, residual_distribution
-
-
-def _checked_model(name: str, model):
-    """Memoise ``model`` and validate every row it returns."""
-    if not callable(model):
-        raise ValueError(f"{name}: expected a callable model(prefix) -> probability vector")
-
-    @lru_cache(maxsize=None)
-    def row(prefix):
-        return _validate.distribution(f"{name}({prefix})", model(prefix))
-
-    return row
-
-
-def _prefix(prefix) -> tuple[int, ...]:
-    try:
-        prefix = tuple(prefix)
-    except TypeError:
-        raise ValueError(f"prefix: expected a sequence of token ids, got {prefix!r}") from None
-    for i, token in enumerate(prefix):
-        _validate.count(f"prefix[{i}]", token)
-    return prefix
+from .distributions import acceptance_probabilities, correction_distribution
 
 
 def target_stream_distribution(target, prefix, length):
@@ -50,8 +27,8 @@ def target_stream_distribution(target, prefix, length):
     >>> target_stream_distribution(coin, (), 2)
     {(0, 0): Fraction(1, 4), (0, 1): Fraction(1, 4), (1, 0): Fraction(1, 4), (1, 1): Fraction(1, 4)}
     """
-    target = _checked_model("target", target)
-    prefix = _prefix(prefix)
+    target = _validate.model("target", target)
+    prefix = _validate.prefix(prefix)
     length = _validate.count("length", length)
     streams = {(): 1}
     for _ in range(length):
@@ -74,16 +51,16 @@ def round_distribution(target, draft, prefix, gamma, limit=None):
     tuple -> probability. With ``limit``, rounds are cut after ``limit`` tokens (the
     rest of the round is summed out), which keeps stream enumeration small.
 
-    >>> from specdec_lib.lab_models import lab_model_pair
-    >>> target, draft = lab_model_pair()
+    >>> from specdec_lib.toy_models import toy_model_pair
+    >>> target, draft = toy_model_pair()
     >>> law = round_distribution(target, draft, (0,), 1)
     >>> sum(law.values())
     Fraction(1, 1)
     >>> law[(1,)]  # the draft was rejected; the residual puts all its mass on token 1
     Fraction(1, 6)
     """
-    target, draft = _checked_model("target", target), _checked_model("draft", draft)
-    return _round(target, draft, _prefix(prefix), _validate.count("gamma", gamma),
+    target, draft = _validate.model("target", target), _validate.model("draft", draft)
+    return _round(target, draft, _validate.prefix(prefix), _validate.count("gamma", gamma),
                   None if limit is None else _validate.count("limit", limit, minimum=1))
 
 
@@ -110,19 +87,12 @@ def _round(target, draft, prefix, gamma, limit):
             if qx > 0 and ax > 0:
                 branch(accepted + (token,), mass * qx * ax)
         if reject > 0:
-            for token, rx in enumerate(_residual(p, q)):
+            for token, rx in enumerate(correction_distribution(p, q)):
                 if rx > 0:
                     law[accepted + (token,)] += mass * reject * rx
 
     branch((), 1)
     return dict(law)
-
-
-def _residual(p, q):
-    try:
-        return residual_distribution(p, q)
-    except ValueError:  # float round-off left a rejection mass below the residual's floor
-        return ()
 
 
 def exact_stream_distribution(target, draft, prefix, gamma, length):
@@ -134,13 +104,13 @@ def exact_stream_distribution(target, draft, prefix, gamma, length):
     ``exact_stream_distribution(...) == target_stream_distribution(target, prefix, length)``
     holds exactly.
 
-    >>> from specdec_lib.lab_models import lab_model_pair
-    >>> target, draft = lab_model_pair()
+    >>> from specdec_lib.toy_models import toy_model_pair
+    >>> target, draft = toy_model_pair()
     >>> exact_stream_distribution(target, draft, (1,), 2, 3) == target_stream_distribution(target, (1,), 3)
     True
     """
-    target, draft = _checked_model("target", target), _checked_model("draft", draft)
-    prefix = _prefix(prefix)
+    target, draft = _validate.model("target", target), _validate.model("draft", draft)
+    prefix = _validate.prefix(prefix)
     gamma = _validate.count("gamma", gamma)
     length = _validate.count("length", length)
     streams, done = {(): 1}, defaultdict(int)

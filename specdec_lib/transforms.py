@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _validate
-from .distributions import RESIDUAL_FLOAT_FLOOR, residual_distribution
+from .distributions import correction_distribution
 
 TOP_P_TOLERANCE = 1e-12  # float round-off allowed when a cumulative mass reaches top_p
 
@@ -73,15 +73,11 @@ def mismatched_output_distribution(p, q, proposal):
     proposal = _validate.distribution("proposal", proposal, exact=False)
     if len(proposal) != len(p):
         raise ValueError(f"proposal: has {len(proposal)} tokens, expected {len(p)}")
-    if np.any((proposal > 0) & (q == 0)):
-        raise ValueError("proposal: proposes a token whose q is 0 (the ratio p/q is undefined)")
+    _validate.proposable("proposal", proposal, q)
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
     accept = np.minimum(1.0, np.divide(p, q, out=np.zeros_like(p), where=q > 0))
     accepted = proposal * accept
-    rejected = 1.0 - float(accepted.sum())
-    if rejected <= RESIDUAL_FLOAT_FLOOR:
-        return accepted
-    return accepted + rejected * residual_distribution(p, q)
+    return accepted + (1.0 - float(accepted.sum())) * correction_distribution(p, q)
 
 
 def total_variation_distance(p, q) -> float:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _validate
-from .distributions import residual_distribution
+from .distributions import correction_distribution
+from .sampling import sample_token
 
 
 @dataclass(frozen=True)
@@ -24,27 +25,14 @@ class VerifiedRound:
     bonus: bool
 
 
-def sample_token(probs, rng: np.random.Generator) -> int:
-    """Draw one token index from a probability vector by inverting its CDF with one uniform.
-
-    Tokens with probability 0 are never returned.
-
-    >>> sample_token([0.0, 1.0, 0.0], np.random.default_rng(0))
-    1
-    """
-    probs = np.asarray(probs, dtype=np.float64)
-    cdf = np.cumsum(probs)
-    index = int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"))
-    return min(index, int(np.flatnonzero(probs)[-1]))  # guard against round-off at the top
-
-
 def verify(draft_tokens, target_probs, draft_probs, rng=None) -> VerifiedRound:
     r"""Verify γ draft tokens against the target, as in Leviathan et al. (2023), Algorithm 1.
 
     For i = 0, 1, …: accept draft token x = ``draft_tokens[i]`` when a fresh uniform
     u satisfies u < p_i(x)/q_i(x), i.e. with probability :math:`\min(1, p_i(x)/q_i(x))`.
     At the first rejection emit one correction drawn from the residual
-    :math:`r_i = [p_i - q_i]_+ / \sum [p_i - q_i]_+` and stop; later drafts are discarded.
+    :math:`r_i = [p_i - q_i]_+ / \sum [p_i - q_i]_+` and stop; later drafts are discarded
+    (``correction_distribution``: if p_i and q_i agree up to float round-off, from p_i).
     If all γ are accepted, emit a bonus token drawn from the last target row p_γ.
 
     ``target_probs`` has γ+1 rows: row i is p at the prefix extended by the first i
@@ -57,48 +45,25 @@ def verify(draft_tokens, target_probs, draft_probs, rng=None) -> VerifiedRound:
     >>> verify([], [p], [], rng=0).num_accepted  # γ = 0 is plain sampling from p
     0
     """
-    drafts, p_rows, q_rows = _check_round(draft_tokens, target_probs, draft_probs)
-    rng = np.random.default_rng(rng)
-    emitted: list[int] = []
-    for x, p, q in zip(drafts, p_rows, q_rows):
+    drafts, p_rows, q_rows = _validate.verification_round(draft_tokens, target_probs, draft_probs)
+    return verify_unchecked(drafts, p_rows, q_rows, np.random.default_rng(rng))
+
+
+def verify_unchecked(drafts, target_rows, draft_rows, rng: np.random.Generator) -> VerifiedRound:
+    """``verify`` without its input checks: the one implementation of the rule, for callers whose rows are valid.
+
+    ``verify``, the timed generator (``speculative_generate``) and every variant built on strict
+    verification run this; the vectorised ``simulate_rounds`` draws from the same laws. It takes
+    one uniform per reached draft, then one for the correction or bonus, from ``rng``.
+
+    >>> p, q = np.array([0.6, 0.3, 0.1]), np.array([0.2, 0.3, 0.5])
+    >>> verify_unchecked([1, 2], [p, p, p], [q, q], np.random.default_rng(0))
+    VerifiedRound(tokens=(1, 0), num_accepted=1, bonus=False)
+    """
+    for i, x in enumerate(drafts):
+        p, q = target_rows[i], draft_rows[i]
         if rng.random() < p[x] / q[x]:
-            emitted.append(x)
             continue
-        emitted.append(sample_token(residual_distribution(p, q), rng))
-        return VerifiedRound(tuple(emitted), len(emitted) - 1, bonus=False)
-    emitted.append(sample_token(p_rows[-1], rng))
-    return VerifiedRound(tuple(emitted), len(drafts), bonus=True)
-
-
-def _rows(name: str, rows, expected: int) -> list[np.ndarray]:
-    if isinstance(rows, np.ndarray) and rows.ndim != 2 and not (rows.ndim == 1 and rows.size == 0):
-        raise ValueError(f"{name}: expected {expected} rows (a 2-D array), got shape {rows.shape}")
-    try:
-        rows = list(rows)
-    except TypeError:
-        raise ValueError(f"{name}: expected a sequence of {expected} probability rows") from None
-    if len(rows) != expected:
-        raise ValueError(f"{name}: expected {expected} rows, got {len(rows)}")
-    return [_validate.distribution(f"{name}[{i}]", row, exact=False) for i, row in enumerate(rows)]
-
-
-def _check_round(draft_tokens, target_probs, draft_probs):
-    drafts = np.asarray(draft_tokens)
-    if drafts.ndim != 1:
-        raise ValueError(f"draft_tokens: expected a 1-D sequence of token ids, got shape {drafts.shape}")
-    if drafts.size and not np.issubdtype(drafts.dtype, np.integer):
-        raise ValueError(f"draft_tokens: token ids must be integers, got dtype {drafts.dtype}")
-    gamma = drafts.size
-    p_rows = _rows("target_probs", target_probs, gamma + 1)
-    q_rows = _rows("draft_probs", draft_probs, gamma)
-    vocab = len(p_rows[0])
-    for name, rows in (("target_probs", p_rows), ("draft_probs", q_rows)):
-        for i, row in enumerate(rows):
-            if len(row) != vocab:
-                raise ValueError(f"{name}[{i}]: has {len(row)} tokens, expected vocabulary size {vocab}")
-    for i, x in enumerate(drafts.tolist()):
-        if not 0 <= x < vocab:
-            raise ValueError(f"draft_tokens[{i}]: token id {x} outside the vocabulary 0..{vocab - 1}")
-        if q_rows[i][x] == 0:
-            raise ValueError(f"draft_tokens[{i}]: token {x} has draft probability 0, so it could not have been proposed")
-    return drafts.tolist(), p_rows, q_rows
+        correction = sample_token(correction_distribution(p, q), rng)
+        return VerifiedRound(tuple(int(t) for t in drafts[:i]) + (correction,), i, bonus=False)
+    return VerifiedRound(tuple(int(t) for t in drafts) + (sample_token(target_rows[-1], rng),), len(drafts), bonus=True)

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from specdec_lib.broken_verifiers import BROKEN_VERIFIERS
-from specdec_lib.coursework import Grader
-from specdec_lib.coursework.__main__ import main
-from specdec_lib.coursework.authoring import assignments, load_assignment, solution_lines
-from specdec_lib.coursework.grading import grade_folder
-from specdec_lib.coursework.selfcheck import GRADING_ENV, run_case
-from specdec_lib.coursework.student import student_notebook, write_student_edition
+from specdec_course.coursework import Grader
+from specdec_course.coursework.__main__ import main
+from specdec_course.coursework.authoring import assignments, load_assignment, solution_lines
+from specdec_course.coursework.grading import grade_folder
+from specdec_course.coursework.selfcheck import GRADING_ENV, run_case
+from specdec_course.coursework.student import student_notebook, write_student_edition
 
 TIME_LIMIT = 20  # seconds per submission's cells in these tests
 ASSIGNMENTS = [a.name for a in assignments()]
@@ -76,7 +76,7 @@ def test_student_edition_keeps_cell_ids_and_asks_for_each_question():
     source_ids = {cell.id for cell in assignment.notebook.cells}
     added = [cell.source for cell in notebook.cells if cell.id not in source_ids]
     assert added[1:] == [f'grader.check("{question}")' for question in assignment.points]
-    assert added[0].startswith("from specdec_lib.coursework import Grader")
+    assert added[0].startswith("from specdec_course.coursework import Grader")
 
 
 def test_self_check_gives_specific_feedback_without_hidden_tests(handout, monkeypatch):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from specdec_lib.coursework.student_site import student_site_config
+from specdec_course.coursework.student_site import student_site_config
 
 HEADER = """\
 ---

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from specdec_lib import (
     exact_stream_distribution,
-    lab_model_pair,
+    toy_model_pair,
     output_count_pmf,
     round_distribution,
     target_stream_distribution,
@@ -17,7 +17,7 @@ from specdec_lib import (
 
 from conftest import TOY_P_EXACT, TOY_Q_EXACT
 
-TARGET, DRAFT = lab_model_pair()
+TARGET, DRAFT = toy_model_pair()
 
 
 @pytest.mark.parametrize("gamma", [0, 1, 2, 3])
@@ -58,7 +58,7 @@ def test_one_hot_draft_correction_is_the_target_without_the_draft_token():
 
 
 def test_float_models_agree_with_exact_models():
-    ft, fd = lab_model_pair(exact=False)
+    ft, fd = toy_model_pair(exact=False)
     exact = target_stream_distribution(TARGET, (1,), 3)
     floats = exact_stream_distribution(ft, fd, (1,), 2, 3)
     assert set(floats) == set(exact)

@@ -41,3 +41,22 @@ def test_failing_cell_fails_the_build(tmp_path):
                             capture_output=True, text=True, timeout=300)
     assert result.returncode != 0
     assert "ZeroDivisionError" in result.stdout + result.stderr
+
+
+def test_specdec_lib_imports_without_the_build_and_grading_stack():
+    """The lesson library needs numpy and scipy only: block the tooling's packages and import all of it."""
+    blocked = ["sphinx", "docutils", "nbformat", "nbclient", "yaml", "ipywidgets", "matplotlib", "myst_nb"]
+    code = (
+        "import importlib, pkgutil, sys\n"
+        f"for name in {blocked!r}:\n"
+        "    sys.modules[name] = None  # import raises ImportError\n"
+        "import specdec_lib\n"
+        "for module in pkgutil.iter_modules(specdec_lib.__path__):\n"
+        "    importlib.import_module(f'specdec_lib.{module.name}')\n"
+        "print(specdec_lib.verify([0], [[0.5, 0.5]] * 2, [[0.5, 0.5]], rng=0).num_accepted)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "1"
+    broken = subprocess.run([sys.executable, "-c", code.replace("import specdec_lib\n", "import specdec_course.coursework\n", 1)],
+                            capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert broken.returncode != 0, "negative control: the grading package does need nbformat"

@@ -8,14 +8,15 @@ over the choice of seed. Each has a negative control that must fail.
 import numpy as np
 import pytest
 
-from specdec_lib import VerifiedRound, lab_model_pair, output_count_pmf, residual_distribution, sample_token, verify
+from specdec_lib import (VerifiedRound, correction_distribution, toy_model_pair, output_count_pmf, output_distribution,
+                         residual_distribution, sample_token, simulate_rounds, verify, verify_unchecked)
 from specdec_lib.stats import chi_square_pvalue, emitted_law_pvalues
 
 from conftest import TOY_P, TOY_Q
 
 FALSE_FAIL_RATE = 1e-6
 GAMMA = 3
-TARGET, DRAFT = lab_model_pair(exact=False)  # prefix-dependent: every position sees another row
+TARGET, DRAFT = toy_model_pair(exact=False)  # prefix-dependent: every position sees another row
 
 
 def test_accepts_prefix_then_one_correction_or_bonus():
@@ -118,3 +119,32 @@ def test_negative_control_K_law_of_always_accepting_first_draft_fails():
 
 def test_residual_used_for_correction_is_the_lesson_residual():
     np.testing.assert_allclose(residual_distribution(TOY_P, TOY_Q), [1, 0, 0])
+
+
+class _Uniforms:
+    """A stand-in for a Generator's ``random()`` that returns chosen uniforms, to force a rare branch."""
+
+    def __init__(self, *values):
+        self.values = iter(values)
+
+    def random(self):
+        return next(self.values)
+
+
+@pytest.mark.parametrize("p, q", [
+    ([0.5, 0.5], [0.5 + 1e-14, 0.5 - 1e-14]),  # p ≈ q: [p − q]+ holds 1e-14, below the float floor
+    ([0.5 - 1e-10, 0.5], [0.5, 0.5]),           # p sums to 1 − 1e-10: [p − q]+ is exactly 0
+])
+def test_rejection_with_no_residual_mass_still_emits_a_valid_correction(p, q):
+    rejected = verify_unchecked([0], [p, p], [q], _Uniforms(1 - 1e-16, 0.3))
+    assert rejected.num_accepted == 0 and rejected.tokens[0] in (0, 1)
+    np.testing.assert_allclose(correction_distribution(p, q), p)
+    np.testing.assert_allclose(output_distribution(p, q), p, atol=1e-9)
+    assert set(np.unique(simulate_rounds([p, p], [q], 1000, rng=0).tokens)) <= {-1, 0, 1}
+
+
+def test_verify_is_its_checks_plus_the_unchecked_core():
+    p, q = [0.6, 0.3, 0.1], [0.2, 0.3, 0.5]
+    for seed in range(50):
+        assert verify([2, 1], [p] * 3, [q] * 2, rng=seed) == verify_unchecked(
+            [2, 1], [np.array(p)] * 3, [np.array(q)] * 2, np.random.default_rng(seed))

@@ -43,7 +43,7 @@ def student_notebook(assignment: Assignment) -> nbformat.NotebookNode:
             new.outputs, new.execution_count = [], None
         cells.append(new)
     setup = nbformat.v4.new_code_cell(
-        f'from specdec_lib.coursework import Grader\n\ngrader = Grader("{assignment.name}")  # reads tests/{assignment.name}.py',
+        f'from specdec_course.coursework import Grader\n\ngrader = Grader("{assignment.name}")  # reads tests/{assignment.name}.py',
         id=SETUP_CELL_ID)
     cells.insert(1 if cells and cells[0].cell_type == "markdown" else 0, setup)
     return nbformat.v4.new_notebook(cells=cells, metadata=assignment.notebook.metadata)

@@ -12,24 +12,6 @@ from dataclasses import dataclass
 from html import escape
 
 
-def number(value, digits=2) -> str:
-    """A computed number as option text: rounded to ``digits`` decimals, trailing zeros dropped.
-
-    >>> number(1.9600000000000002), number(3.0), number(217.7777, 1)
-    ('1.96', '3', '217.8')
-    """
-    return f"{round(float(value), digits):g}"
-
-
-def vector(values, digits=2) -> str:
-    """A computed probability vector as option text.
-
-    >>> vector([1.0, 0.0, 0.0])
-    '[1, 0, 0]'
-    """
-    return "[" + ", ".join(number(v, digits) for v in values) + "]"
-
-
 @dataclass(frozen=True)
 class Question:
     """One multiple-choice question; displays itself as an interactive card in Jupyter and on the site.

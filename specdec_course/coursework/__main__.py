@@ -1,4 +1,4 @@
-"""Command line for instructors: ``python -m specdec_lib.coursework {student,check,grade,site-config}``."""
+"""Command line for instructors: ``python -m specdec_course.coursework {student,check,grade,site-config}``."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def _site_config(args) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m specdec_lib.coursework", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m specdec_course.coursework", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     student = commands.add_parser("student", help="write the student notebooks and their public checks")
     student.add_argument("names", nargs="*", help="assignments (file stems under coursework/); default: all")

@@ -1,6 +1,6 @@
 """Regenerate the committed outputs of the course notebooks, deterministically.
 
-``python -m specdec_lib.notebooks [NOTEBOOK ...]`` (``make notebooks``) executes each
+``python -m specdec_course.notebooks [NOTEBOOK ...]`` (``make notebooks``) executes each
 notebook in its own folder with a fresh kernel and writes it back in place with no
 timing metadata and no saved widget state, so re-running on unchanged code gives an
 unchanged file and nbval can compare every output. Without arguments it regenerates

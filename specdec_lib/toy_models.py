@@ -23,17 +23,17 @@ _DRAFT_ROWS = {
 }
 
 
-def lab_model_pair(exact: bool = True):
+def toy_model_pair(exact: bool = True):
     """Return ``(target, draft)``: two prefix-dependent models over tokens 0, 1, 2.
 
     With ``exact=True`` they return lists of ``Fraction``; otherwise lists of floats.
 
-    >>> target, draft = lab_model_pair()
+    >>> target, draft = toy_model_pair()
     >>> target((1, 2))
     [Fraction(0, 1), Fraction(1, 4), Fraction(3, 4)]
     >>> target((2,))  # odd length: the row is rotated by one
     [Fraction(3, 4), Fraction(0, 1), Fraction(1, 4)]
-    >>> lab_model_pair(exact=False)[1](())
+    >>> toy_model_pair(exact=False)[1](())
     [0.3333333333333333, 0.3333333333333333, 0.3333333333333333]
     """
     convert = (lambda v: v) if exact else float

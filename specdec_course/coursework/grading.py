@@ -116,7 +116,7 @@ def execute_and_test(submission, cases: list[TestCase], time_limit: float):
     with tempfile.TemporaryDirectory(prefix="grade-") as workdir:
         result_path = Path(workdir) / f"results-{secrets.token_hex(8)}.json"
         test_cell = nbformat.v4.new_code_cell(
-            '__import__("specdec_lib.coursework.selfcheck", fromlist=["_"]).run_cases_to_file('
+            '__import__("specdec_course.coursework.selfcheck", fromlist=["_"]).run_cases_to_file('
             f"{json.dumps([asdict(case) for case in cases])!r}, globals(), {str(result_path)!r}, {time_limit!r})")
         client = _QuietClient(nbformat.v4.new_notebook(cells=[*code, test_cell]), kernel_name="python3",
                               allow_errors=True, shutdown_kernel="immediate", resources={"metadata": {"path": workdir}})
