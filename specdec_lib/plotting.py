@@ -42,3 +42,45 @@ def bar_distributions(ax, tokens, series, *, title=None):
     ax.legend(frameon=False)
     if title:
         ax.set_title(title)
+
+
+class DescribedFigure:
+    """A matplotlib figure with its alt text: what the figure shows, in words, for readers who cannot see it.
+
+    Make it the last expression of a cell. It displays as a PNG whose ``Description`` text chunk holds
+    the alt text (the site's build copies it into the ``<img alt>``), and as the alt text itself where
+    only text is shown (so nbval compares the description, numbers included). The figure is closed,
+    so Jupyter does not show it a second time.
+
+    >>> import matplotlib; matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> shown = DescribedFigure(fig, "Acceptance falls from 0.87 to 0.55.")
+    >>> shown
+    Figure: Acceptance falls from 0.87 to 0.55.
+    >>> shown._repr_png_()[:4] == b"\\x89PNG"
+    True
+    """
+
+    def __init__(self, fig, alt: str):
+        if not isinstance(alt, str) or not alt.strip():
+            raise ValueError("alt: describe what the figure shows in words (an empty alt text hides it from screen readers)")
+        import matplotlib.pyplot as plt
+
+        self.alt = " ".join(alt.split())
+        self._png = _png_bytes(fig, self.alt)
+        plt.close(fig)
+
+    def _repr_png_(self) -> bytes:
+        return self._png
+
+    def __repr__(self) -> str:
+        return f"Figure: {self.alt}"
+
+
+def _png_bytes(fig, alt: str) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight", metadata={"Description": alt})
+    return buffer.getvalue()
