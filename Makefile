@@ -32,8 +32,13 @@ test: $(STAMP) $(VENDOR)
 	$(BUILD)
 	$(PY) -m pytest
 
+# JupyterLab on the course, reachable from this machine only. Another port: make lab PORT=8890.
+# Root (containers, cloud notebook VMs) gets --allow-root; everyone else runs without it.
+PORT      ?= 8888
+LAB_FLAGS := --ip=127.0.0.1 --port=$(PORT) --port-retries=0 $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab book
+	@echo "JupyterLab: open the http://127.0.0.1:$(PORT)/lab?token=... link printed below, then book/mechanism.ipynb."
+	$(VENV)/bin/jupyter lab $(LAB_FLAGS)
 
 notebooks: $(STAMP)
 	$(PY) -m specdec_course.notebooks
