@@ -28,6 +28,8 @@ from .distributions import (
     acceptance_rate,
     output_distribution,
     correction_distribution,
+    lenient_acceptance_rate,
+    lenient_output_distribution,
     residual_distribution,
 )
 from .sampling import sample_token
@@ -59,6 +61,8 @@ __all__ = [
     "verify",
     "verify_unchecked",
     "correction_distribution",
+    "lenient_acceptance_rate",
+    "lenient_output_distribution",
     "sampling_transform",
     "mismatched_output_distribution",
     "total_variation_distance",

@@ -157,5 +157,57 @@ def output_distribution(p, q):
     return accepted_mass(p, q) + rejected * correction
 
 
+def lenient_acceptance_rate(p, q, lenience):
+    r"""Acceptance of one draft under lenience l (Leviathan et al. 2023, Appendix A.5): :math:`\sum_x \min(q(x), p(x)/l)`.
+
+    The lenient rule compares p(x) with :math:`l\,q(x)` instead of q(x): it accepts a proposal x with
+    probability :math:`\min(1, p(x)/(l\,q(x)))`. l = 1 is strict speculative sampling (the result is α);
+    l = 0 accepts every proposal. Smaller l accepts more and, below 1, no longer returns p
+    (``lenient_output_distribution``).
+
+    >>> lenient_acceptance_rate([0.6, 0.3, 0.1], [0.2, 0.3, 0.5], 1)  # strict: alpha
+    0.6
+    >>> from fractions import Fraction as F
+    >>> lenient_acceptance_rate([F(3, 5), F(3, 10), F(1, 10)], [F(1, 5), F(3, 10), F(1, 2)], F(1, 2))
+    Fraction(7, 10)
+    """
+    p, q, exact = _validate.distribution_pair(p, q)
+    lenience = _validate.probability("lenience", lenience)
+    if exact:
+        return sum((_lenient_kept(a, b, lenience) for a, b in zip(p, q)), start=Fraction(0))
+    return min(1.0, float(sum(_lenient_kept(a, b, float(lenience)) for a, b in zip(p, q))))
+
+
+def lenient_output_distribution(p, q, lenience):
+    r"""Distribution of the token one lenient step emits: :math:`m + (1 - \textstyle\sum m)\,r_l`.
+
+    With :math:`m(x) = \min(q(x), p(x)/l)` (proposed and accepted) and the correction
+    :math:`r_l = [p - l\,q]_+ / \sum [p - l\,q]_+` (Leviathan et al. 2023, Appendix A.5). At l = 1
+    this is ``output_distribution`` and equals p; below 1 it drifts toward q (at l = 0 it is q).
+
+    >>> lenient_output_distribution([0.6, 0.3, 0.1], [0.2, 0.3, 0.5], 1).round(12).tolist()
+    [0.6, 0.3, 0.1]
+    >>> from fractions import Fraction as F
+    >>> lenient_output_distribution([F(3, 5), F(3, 10), F(1, 10)], [F(1, 5), F(3, 10), F(1, 2)], F(1, 2))
+    [Fraction(28, 65), Fraction(24, 65), Fraction(1, 5)]
+    """
+    p, q, exact = _validate.distribution_pair(p, q)
+    lenience = _validate.probability("lenience", lenience)
+    if lenience == 1:
+        return output_distribution(p, q)
+    if not exact:
+        lenience = float(lenience)
+    kept = [_lenient_kept(a, b, lenience) for a, b in zip(p, q)]
+    excess = [max(a - lenience * b, 0 * a) for a, b in zip(p, q)]
+    rejected, mass = 1 - sum(kept), sum(excess)  # mass >= 1 - l > 0 for l < 1
+    out = [k + rejected * e / mass for k, e in zip(kept, excess)]
+    return out if exact else np.asarray(out, dtype=np.float64)
+
+
+def _lenient_kept(p_x, q_x, lenience):
+    """min(q(x), p(x)/l): the probability that x is proposed and accepted under lenience l."""
+    return q_x if lenience == 0 or q_x * lenience <= p_x else p_x / lenience
+
+
 def _no_rejection():
     return ValueError("p, q: residual [p - q]+ has zero mass (p equals q), so no rejection can occur")
