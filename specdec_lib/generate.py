@@ -98,10 +98,13 @@ def autoregressive_generate(target, prompt, max_new_tokens, *, seed=0, temperatu
 
 
 def speculative_generate(target, draft, prompt, max_new_tokens, gamma, *, seed=0, temperature=1.0, top_k=None,
-                         top_p=None):
+                         top_p=None, verifier=verify_unchecked):
     """Speculative decoding: γ draft calls, one target call on γ+1 positions, verify, roll back.
 
-    Output is cut to ``max_new_tokens``; the records keep every round whole.
+    Output is cut to ``max_new_tokens``; the records keep every round whole. ``verifier`` decides
+    each round from ``(drafts, target_rows, draft_rows, rng)`` and returns a ``VerifiedRound``;
+    the default is strict verification (``verify_unchecked``). Any function with ``verify``'s
+    signature works too.
 
     >>> from specdec_lib.text_models import build_model_pair, encode
     >>> target, draft = build_model_pair(target_layers=2)
@@ -128,7 +131,7 @@ def speculative_generate(target, draft, prompt, max_new_tokens, gamma, *, seed=0
         base = target_state.length
         p_rows = [sampling_transform(row, temperature, top_k, top_p) for row in target.score(target_state, [pending] + drafts)]
         scored = perf_counter()
-        verified = verify_unchecked(drafts, p_rows, q_rows, rng)
+        verified = verifier(drafts, p_rows, q_rows, rng)
         k, pending = verified.num_accepted, verified.tokens[-1]
         target_state.rollback(base + 1 + k)
         if k < gamma:
