@@ -6,11 +6,12 @@ paper's factors), ``sampling`` (drawing tokens). The verification lab adds ``str
 stream distributions), ``simulate`` (many rounds at once), ``transforms`` (temperature, top-k,
 top-p and mismatches), ``greedy``, ``checker`` (is a verifier exact?) and ``broken_verifiers``
 (planted bugs), on the 3-token ``toy_models``; ``variants`` (block, typical and lenient
-verification) and ``trees`` (several drafts per position, token trees) are judged by the same tools. Measurement: ``text_models`` (a cost-realistic
-character model pair with caches), ``generate`` (plain and speculative generation with timed
-rounds) and ``measure`` (the command). Display: ``display`` (numbers as text), ``plotting``
-(needs matplotlib) and ``explorers`` (needs ipywidgets when live). Input checks live in
-``_validate``. Build and grading tools are in the sibling package ``specdec_course``.
+verification) and ``trees`` (several drafts per position, token trees) are judged by the same
+tools. Measurement: ``text_models`` (a cost-realistic character model pair with caches),
+``generate`` (plain and speculative generation with timed rounds) and ``measure`` (the command).
+Display: ``display`` (numbers as text), ``plotting`` (needs matplotlib) and ``explorers`` (needs
+ipywidgets when live). Input checks live in ``_validate``. Build and grading tools are in the sibling
+package ``specdec_course``.
 """
 
 from .counting import (
