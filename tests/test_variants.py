@@ -225,3 +225,17 @@ def test_bad_inputs_raise_errors_naming_the_argument(call, name):
 
 def test_tree_size_counts_draft_nodes():
     assert [tree_size(tree_shape(b)) for b in [(1, 1, 1), (2, 1), (2, 2)]] == [3, 4, 6]
+
+
+def test_checker_flags_rounds_outside_the_rules_support():
+    """Strict verification (lenience 1) judged as typical acceptance emits rounds typical acceptance never emits
+    (a rejection where every draft passes the threshold): a structural failure, not a statistical one."""
+    report = check_verifier(partial(verify_lenient, lenience=1), emitted_distribution=typical_emitted_distribution,
+                            n_rounds=300)
+    assert not report.passed
+    assert any("probability 0" in problem for problem in report.problems), report.summary
+
+
+def test_stream_distribution_refuses_an_empty_round():
+    with pytest.raises(ValueError, match="^round_law: a round must emit at least one token"):
+        stream_distribution(lambda prefix: {(): F(1)}, (), 2)
