@@ -37,7 +37,7 @@ class MultiDraftVerdict:
 def residual_sequence(p, q, k):
     r"""The targets the k candidates are checked against: :math:`p_1 = p`, :math:`p_{i+1} = [p_i - q]_+` normalised.
 
-    Returns :math:`p_1, \dots, p_{k+1}`; the last one is the correction law after k rejections.
+    Returns :math:`p_1, \dots, p_{k+1}`; the last one is the correction distribution after k rejections.
     Where :math:`p_i = q` no rejection can happen, and :math:`p_{i+1} = p_i` stands in.
 
     >>> from fractions import Fraction as F
@@ -93,6 +93,7 @@ def multi_draft_steps(p, q, k):
 
 
 def _steps(residuals, q):
+    """(accepted masses per candidate, correction masses) of the multi-round rule, from its residual sequence."""
     reached, accepted = 1, []
     for target in residuals[:-1]:
         kept = [min(a, b) for a, b in zip(q, target)]
