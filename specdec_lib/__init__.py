@@ -5,11 +5,13 @@ round: ``verify`` = input checks + ``verify_unchecked``), ``counting`` (K, E[K],
 paper's factors), ``sampling`` (drawing tokens). The verification lab adds ``streams`` (exact
 stream distributions), ``simulate`` (many rounds at once), ``transforms`` (temperature, top-k,
 top-p and mismatches), ``greedy``, ``checker`` (is a verifier exact?) and ``broken_verifiers``
-(planted bugs), on the 3-token ``toy_models``. Measurement: ``text_models`` (a cost-realistic
-character model pair with caches), ``generate`` (plain and speculative generation with timed
-rounds) and ``measure`` (the command). Display: ``display`` (numbers as text), ``plotting``
-(needs matplotlib) and ``explorers`` (needs ipywidgets when live). Input checks live in
-``_validate``. Build and grading tools are in the sibling package ``specdec_course``.
+(planted bugs), on the 3-token ``toy_models``; ``variants`` (block, typical and lenient
+verification) and ``trees`` (several drafts per position, token trees) are judged by the same
+tools. Measurement: ``text_models`` (a cost-realistic character model pair with caches),
+``generate`` (plain and speculative generation with timed rounds) and ``measure`` (the command).
+Display: ``display`` (numbers as text), ``plotting`` (needs matplotlib) and ``explorers`` (needs
+ipywidgets when live). Input checks live in ``_validate``. Build and grading tools are in the sibling
+package ``specdec_course``.
 """
 
 from .counting import (
@@ -42,6 +44,27 @@ from .checker import VerifierReport, check_verifier
 from .toy_models import toy_model_pair
 from .generate import autoregressive_generate, speculative_generate
 from .text_models import build_model_pair
+from .streams import expected_accepted, stream_distribution, stream_total_variation
+from .variants import (
+    block_emitted_distribution,
+    lenient_emitted_distribution,
+    typical_emitted_distribution,
+    verify_block,
+    verify_lenient,
+    verify_typical,
+)
+from .trees import (
+    MultiDraftVerdict,
+    draft_tree,
+    multi_draft_output_distribution,
+    multi_draft_steps,
+    residual_sequence,
+    tree_round_distribution,
+    tree_shape,
+    tree_size,
+    verify_multi_draft,
+    verify_tree,
+)
 
 __all__ = [
     "accepted_mass",
@@ -80,4 +103,23 @@ __all__ = [
     "speculative_generate",
     "build_model_pair",
     "VerifiedRound",
+    "expected_accepted",
+    "stream_distribution",
+    "stream_total_variation",
+    "verify_block",
+    "block_emitted_distribution",
+    "verify_typical",
+    "typical_emitted_distribution",
+    "verify_lenient",
+    "lenient_emitted_distribution",
+    "verify_multi_draft",
+    "MultiDraftVerdict",
+    "residual_sequence",
+    "multi_draft_steps",
+    "multi_draft_output_distribution",
+    "tree_shape",
+    "tree_size",
+    "draft_tree",
+    "verify_tree",
+    "tree_round_distribution",
 ]

@@ -21,6 +21,7 @@ from .stats import emitted_count_pvalue, emitted_law_pvalues
 from .streams import round_distribution
 
 FALSE_FAIL_RATE = 1e-6  # probability that a correct verifier fails, over the choice of seed
+SUPPORT_FLOOR = 1e-12  # a float probability this small counts as 0 when checking a rule's support
 
 
 @dataclass(frozen=True)
@@ -65,8 +66,12 @@ def _scenarios():
     )
 
 
-def _structure_problem(out, drafts, gamma, vocab):
-    """(emitted tokens or None, why the round breaks the contract or None)."""
+def _structure_problem(out, drafts, gamma, vocab, verdict=None):
+    """(emitted tokens or None, why the round breaks the contract or None).
+
+    ``verdict``: the rule's exact distribution of emitted tuples given these drafts, when the
+    verifier is not strict; the round must then be one the rule can emit.
+    """
     try:
         tokens = tuple(out.tokens) if hasattr(out, "tokens") else tuple(out)
     except TypeError:
@@ -79,7 +84,10 @@ def _structure_problem(out, drafts, gamma, vocab):
         return tokens, seen + f"{k} tokens, but a round emits 1..γ+1 = 1..{gamma + 1}"
     if tokens[:-1] != tuple(drafts[:k - 1]):
         return tokens, seen + "tokens after a correction (only accepted drafts plus one token may be emitted)"
-    if k <= gamma and tokens[-1] == drafts[k - 1]:
+    if verdict is not None:
+        if verdict.get(tokens, 0) <= SUPPORT_FLOOR:
+            return tokens, seen + "a round the rule's own emitted_distribution gives probability 0"
+    elif k <= gamma and tokens[-1] == drafts[k - 1]:
         repeated = "the correction repeats the rejected draft, which a correction from [p − q]+ never does"
         if not hasattr(out, "num_accepted"):
             return tokens, seen + f"the last token equals its draft: either {repeated}, or the bonus is missing"
@@ -112,12 +120,12 @@ def _memoised(model):
     return rows
 
 
-def _run(verify_fn, scenario, n_rounds, rng):
+def _run(verify_fn, scenario, n_rounds, rng, emitted_distribution=None):
     """Draft and verify ``n_rounds`` rounds: (emissions with valid ids, contract violations, crash or None)."""
     target, draft = _memoised(scenario.target), _memoised(scenario.draft)
     prefix, gamma = scenario.prefix, scenario.gamma
     vocab = len(target(prefix))
-    emissions, violations = [], []
+    emissions, violations, verdicts = [], [], {}
     for drafts in _draft_paths(draft, prefix, gamma, n_rounds, rng):
         p_rows = [target(prefix + tuple(drafts[:i])) for i in range(gamma + 1)]
         q_rows = [draft(prefix + tuple(drafts[:i])) for i in range(gamma)]
@@ -125,7 +133,13 @@ def _run(verify_fn, scenario, n_rounds, rng):
             out = verify_fn(drafts, p_rows, q_rows, rng)
         except Exception as exc:  # a crashing verifier is a finding, not a checker error
             return emissions, violations, f"raised {type(exc).__name__}: {exc}"
-        tokens, problem = _structure_problem(out, drafts, gamma, vocab)
+        verdict = None
+        if emitted_distribution is not None:
+            key = tuple(drafts)
+            if key not in verdicts:
+                verdicts[key] = emitted_distribution(drafts, p_rows, q_rows)
+            verdict = verdicts[key]
+        tokens, problem = _structure_problem(out, drafts, gamma, vocab, verdict)
         if problem:
             violations.append(problem)
         if tokens is not None:
@@ -133,9 +147,9 @@ def _run(verify_fn, scenario, n_rounds, rng):
     return emissions, violations, None
 
 
-def _check_scenario(verify_fn, scenario, n_rounds, rng, greedy, threshold):
+def _check_scenario(verify_fn, scenario, n_rounds, rng, greedy, threshold, emitted_distribution):
     """Problems found and p-values computed in one scenario."""
-    emissions, violations, crash = _run(verify_fn, scenario, n_rounds, rng)
+    emissions, violations, crash = _run(verify_fn, scenario, n_rounds, rng, emitted_distribution)
     problems, pvalues = [], {}
     if crash:
         problems.append(f"{scenario.name}: {crash}")
@@ -151,7 +165,7 @@ def _check_scenario(verify_fn, scenario, n_rounds, rng, greedy, threshold):
         if pvalue < threshold:
             problems.append(f"{scenario.name}: position {j}: emitted tokens do not follow {law} "
                             f"given the tokens before them (p = {pvalue:.1e})")
-    count_law = _count_law(expected, scenario)
+    count_law = _count_law(expected, scenario, emitted_distribution)
     pvalue = pvalues[f"{scenario.name}: K"] = emitted_count_pvalue(emissions, count_law)
     if pvalue < threshold:
         mean_k = float(np.mean([len(t) for t in emissions]))
@@ -161,7 +175,7 @@ def _check_scenario(verify_fn, scenario, n_rounds, rng, greedy, threshold):
     return problems, pvalues
 
 
-def check_verifier(verify_fn, *, seed=0, n_rounds=2000, greedy=False) -> VerifierReport:
+def check_verifier(verify_fn, *, seed=0, n_rounds=2000, greedy=False, emitted_distribution=None) -> VerifierReport:
     r"""Check that ``verify_fn`` verifies exactly: structure, per-position laws and the K law.
 
     ``verify_fn(draft_tokens, target_probs, draft_probs, rng)`` has ``verify``'s signature
@@ -179,6 +193,13 @@ def check_verifier(verify_fn, *, seed=0, n_rounds=2000, greedy=False) -> Verifie
     (``round_distribution``). With ``greedy=True`` the expected law is the target's
     argmax (``verify_greedy``'s contract) instead of the target.
 
+    Another verification rule (block, typical, lenient: ``specdec_lib.variants``) emits K with
+    its own law and may end a round on the rejected draft's token. Pass its exact
+    ``emitted_distribution(drafts, target_rows, draft_rows)``: K is then tested against the
+    law that rule implies (``round_distribution(..., emitted_distribution=...)``), and the
+    "correction never repeats the draft" check becomes "every round is one the rule can emit".
+    The per-position tests still ask for the target: only an exact rule passes.
+
     False-fail rate: a correct verifier fails with probability at most 1e-6 (over the
     seed): each of the m chi-square tests must reach p < 1e-6/m to fail (Bonferroni;
     bins expected to hold fewer than 5 rounds are pooled so the chi-square
@@ -195,13 +216,15 @@ def check_verifier(verify_fn, *, seed=0, n_rounds=2000, greedy=False) -> Verifie
     """
     if not callable(verify_fn):
         raise ValueError("verify_fn: expected a callable with verify's signature")
+    if emitted_distribution is not None and not callable(emitted_distribution):
+        raise ValueError("emitted_distribution: expected a callable (drafts, target_rows, draft_rows) -> dict")
     n_rounds = _validate.count("n_rounds", n_rounds, minimum=1)
     rng = np.random.default_rng(seed)
     scenarios = _scenarios()
     threshold = FALSE_FAIL_RATE / sum(s.gamma + 2 for s in scenarios)  # γ+1 positions and K, per scenario
     problems, pvalues = [], {}
     for scenario in scenarios:
-        found, computed = _check_scenario(verify_fn, scenario, n_rounds, rng, greedy, threshold)
+        found, computed = _check_scenario(verify_fn, scenario, n_rounds, rng, greedy, threshold, emitted_distribution)
         problems += found
         pvalues.update(computed)
     if problems:
@@ -220,9 +243,11 @@ def _argmax_model(model):
     return lambda prefix: argmax_distribution(model(prefix))
 
 
-def _count_law(target, scenario):
-    """[P(K=1), …, P(K=γ+1)] of one correct round in this scenario."""
+def _count_law(target, scenario, emitted_distribution=None):
+    """[P(K=1), …, P(K=γ+1)] of one correct round in this scenario (under the given rule, if any)."""
     law = np.zeros(scenario.gamma + 1)
-    for tokens, prob in round_distribution(target, scenario.draft, scenario.prefix, scenario.gamma).items():
+    rounds = round_distribution(target, scenario.draft, scenario.prefix, scenario.gamma,
+                                emitted_distribution=emitted_distribution)
+    for tokens, prob in rounds.items():
         law[len(tokens) - 1] += prob
     return law

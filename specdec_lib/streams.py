@@ -41,8 +41,8 @@ def target_stream_distribution(target, prefix, length):
     return streams
 
 
-def round_distribution(target, draft, prefix, gamma, limit=None):
-    r"""Exact law of what one strict speculative round emits from ``prefix``.
+def round_distribution(target, draft, prefix, gamma, limit=None, *, emitted_distribution=None):
+    r"""Exact law of what one speculative round emits from ``prefix``: strict, or any rule given exactly.
 
     Enumerates every draft path :math:`x_i \sim q(\cdot \mid \text{prefix}, x_{<i})`, every
     accept branch (probability :math:`q(x)\min(1, p(x)/q(x))`) and every reject branch
@@ -50,6 +50,11 @@ def round_distribution(target, draft, prefix, gamma, limit=None):
     from the last target row when all γ drafts are accepted. Returns a dict: emitted
     tuple -> probability. With ``limit``, rounds are cut after ``limit`` tokens (the
     rest of the round is summed out), which keeps stream enumeration small.
+
+    ``emitted_distribution(drafts, target_rows, draft_rows) -> {emitted tuple: probability}``
+    replaces strict verification by another rule (e.g. ``variants.block_emitted_distribution``):
+    the round's law is then :math:`\sum_{x_{1..\gamma}} \prod_i q(x_i \mid x_{<i})\,
+    E(\cdot \mid x_{1..\gamma})`, every draft path weighted by its probability under q.
 
     >>> from specdec_lib.toy_models import toy_model_pair
     >>> target, draft = toy_model_pair()
@@ -60,8 +65,28 @@ def round_distribution(target, draft, prefix, gamma, limit=None):
     Fraction(1, 6)
     """
     target, draft = _validate.model("target", target), _validate.model("draft", draft)
-    return _round(target, draft, _validate.prefix(prefix), _validate.count("gamma", gamma),
-                  None if limit is None else _validate.count("limit", limit, minimum=1))
+    prefix, gamma = _validate.prefix(prefix), _validate.count("gamma", gamma)
+    limit = None if limit is None else _validate.count("limit", limit, minimum=1)
+    if emitted_distribution is None:
+        return _round(target, draft, prefix, gamma, limit)
+    if not callable(emitted_distribution):
+        raise ValueError("emitted_distribution: expected a callable (drafts, target_rows, draft_rows) -> dict")
+    return _rule_round(target, draft, prefix, gamma, limit, emitted_distribution)
+
+
+def _rule_round(target, draft, prefix, gamma, limit, emitted_distribution):
+    """Every draft path times the rule's exact verdict on it (cut after ``limit`` tokens)."""
+    law = defaultdict(int)
+    paths = {(): 1}
+    for _ in range(gamma):
+        paths = {path + (x,): mass * qx for path, mass in paths.items()
+                 for x, qx in enumerate(draft(prefix + path)) if qx > 0}
+    for path, mass in paths.items():
+        p_rows = [target(prefix + path[:i]) for i in range(gamma + 1)]
+        q_rows = [draft(prefix + path[:i]) for i in range(gamma)]
+        for emitted, prob in emitted_distribution(list(path), p_rows, q_rows).items():
+            law[emitted if limit is None else emitted[:limit]] += mass * prob
+    return dict(law)
 
 
 def _round(target, draft, prefix, gamma, limit):
@@ -95,14 +120,15 @@ def _round(target, draft, prefix, gamma, limit):
     return dict(law)
 
 
-def exact_stream_distribution(target, draft, prefix, gamma, length):
-    r"""Law of the first ``length`` tokens emitted by repeated strict speculative rounds.
+def exact_stream_distribution(target, draft, prefix, gamma, length, *, emitted_distribution=None):
+    r"""Law of the first ``length`` tokens emitted by repeated speculative rounds (strict by default).
 
     Each round drafts γ tokens from ``draft``, verifies them against ``target`` and
     continues from the emitted prefix (see ``round_distribution``). Leviathan et al.
     (2023) prove every round emits target-distributed tokens, so with Fraction models
     ``exact_stream_distribution(...) == target_stream_distribution(target, prefix, length)``
-    holds exactly.
+    holds exactly. ``emitted_distribution`` swaps in another verification rule, as in
+    ``round_distribution``; ``stream_distribution`` takes any round law (token trees).
 
     >>> from specdec_lib.toy_models import toy_model_pair
     >>> target, draft = toy_model_pair()
@@ -110,8 +136,48 @@ def exact_stream_distribution(target, draft, prefix, gamma, length):
     True
     """
     target, draft = _validate.model("target", target), _validate.model("draft", draft)
-    prefix = _validate.prefix(prefix)
     gamma = _validate.count("gamma", gamma)
+    if emitted_distribution is not None and not callable(emitted_distribution):
+        raise ValueError("emitted_distribution: expected a callable (drafts, target_rows, draft_rows) -> dict")
+
+    def one_round(at, limit):
+        if emitted_distribution is None:
+            return _round(target, draft, at, gamma, limit)
+        return _rule_round(target, draft, at, gamma, limit, emitted_distribution)
+
+    return _streams(one_round, prefix, length)
+
+
+def stream_distribution(round_law, prefix, length):
+    r"""Law of the first ``length`` tokens emitted by repeated rounds, each with law ``round_law(prefix)``.
+
+    ``round_law(prefix) -> {emitted tuple: probability}`` is the exact law of one round from
+    ``prefix`` (e.g. ``trees.tree_round_distribution`` bound to a model pair and a tree shape);
+    each round continues from the prefix the last one left. Rounds are cut at ``length`` tokens.
+
+    >>> from specdec_lib.toy_models import toy_model_pair
+    >>> target, draft = toy_model_pair()
+    >>> law = lambda prefix: round_distribution(target, draft, prefix, 2)
+    >>> stream_distribution(law, (1,), 3) == target_stream_distribution(target, (1,), 3)
+    True
+    """
+    if not callable(round_law):
+        raise ValueError("round_law: expected a callable prefix -> {emitted tuple: probability}")
+    return _streams(lambda at, limit: dict(_summed(round_law(at), limit)), prefix, length)
+
+
+def _summed(law, limit):
+    """Items of ``law`` with emitted tuples cut at ``limit`` tokens, equal cuts summed."""
+    cut = defaultdict(int)
+    for emitted, prob in law.items():
+        if not emitted:
+            raise ValueError("round_law: a round must emit at least one token")
+        cut[emitted[:limit]] += prob
+    return cut.items()
+
+
+def _streams(one_round, prefix, length):
+    prefix = _validate.prefix(prefix)
     length = _validate.count("length", length)
     streams, done = {(): 1}, defaultdict(int)
     while streams:
@@ -120,7 +186,29 @@ def exact_stream_distribution(target, draft, prefix, gamma, length):
             if len(stream) >= length:
                 done[stream] += mass  # the same stream can finish after different numbers of rounds
                 continue
-            for emitted, prob in _round(target, draft, prefix + stream, gamma, length - len(stream)).items():
+            for emitted, prob in one_round(prefix + stream, length - len(stream)).items():
                 unfinished[stream + emitted] += mass * prob
         streams = unfinished
     return dict(done)
+
+
+def stream_total_variation(a, b):
+    r"""Total variation between two stream laws (dicts): :math:`\tfrac12 \sum_s |a(s) - b(s)|`.
+
+    Missing streams count as probability 0; exact for ``Fraction`` values.
+
+    >>> from fractions import Fraction as F
+    >>> stream_total_variation({(0,): F(1, 2), (1,): F(1, 2)}, {(0,): F(1)})
+    Fraction(1, 2)
+    """
+    return sum((abs(a.get(s, 0) - b.get(s, 0)) for s in set(a) | set(b)), start=0) / 2
+
+
+def expected_accepted(round_law):
+    r"""Mean number of accepted drafts in one round: :math:`\sum_e (|e| - 1)\,P(e)` (one fewer than E[K]).
+
+    >>> from fractions import Fraction as F
+    >>> expected_accepted({(0,): F(1, 2), (0, 1): F(1, 2)})
+    Fraction(1, 2)
+    """
+    return sum(((len(e) - 1) * v for e, v in round_law.items()), start=0)
