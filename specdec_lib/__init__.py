@@ -81,3 +81,14 @@ __all__ = [
     "build_model_pair",
     "VerifiedRound",
 ]
+
+from .distributions import damped_acceptance, rule_acceptance_rate, rule_correction, rule_output_distribution
+from .counting import forward_pass_time
+
+__all__ += [
+    "damped_acceptance",
+    "rule_acceptance_rate",
+    "rule_correction",
+    "rule_output_distribution",
+    "forward_pass_time",
+]
