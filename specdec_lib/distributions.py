@@ -19,9 +19,11 @@ RESIDUAL_FLOAT_FLOOR = 1e-12  # float residual mass below this counts as p == q
 
 
 def acceptance_rate(p, q):
-    r"""Probability that a draft token is accepted: :math:`\alpha = \sum_x \min(p(x), q(x))`.
+    r"""Probability that a draft token proposed at this prefix is accepted: :math:`\beta = \sum_x \min(p(x), q(x)) = 1 - \mathrm{TV}(p, q)`.
 
-    Symmetric in p and q; equals 1 exactly when p = q.
+    This is the paper's β at one prefix (Leviathan et al. 2023, Def 3.1, Thm 3.5); their α is
+    the expectation of β over the prefixes met while generating (Cor 3.6). With one fixed prefix,
+    as in the running example, α = β. Symmetric in p and q; equals 1 exactly when p = q.
 
     >>> acceptance_rate([0.6, 0.3, 0.1], [0.2, 0.3, 0.5])
     0.6
@@ -38,7 +40,7 @@ def acceptance_rate(p, q):
 def accepted_mass(p, q):
     r"""Probability that token x is both proposed and accepted: :math:`q(x)\,a(x) = \min(p(x), q(x))`.
 
-    Summing it over x gives α; it is the first term of the output law.
+    Summing it over x gives the acceptance rate; it is the first term of the output distribution.
 
     >>> accepted_mass([0.6, 0.3, 0.1], [0.2, 0.3, 0.5]).tolist()
     [0.2, 0.3, 0.1]
@@ -74,7 +76,7 @@ def acceptance_probabilities(p, q):
 
 
 def residual_distribution(p, q):
-    r"""Correction law after a rejection: :math:`r(x) = [p(x)-q(x)]_+ / \sum_y [p(y)-q(y)]_+`.
+    r"""Correction distribution after a rejection: :math:`r(x) = [p(x)-q(x)]_+ / \sum_y [p(y)-q(y)]_+`.
 
     Raises ``ValueError`` when the denominator is 0, i.e. p = q: then every
     proposal is accepted and no correction is ever drawn. (In float mode a
@@ -102,13 +104,13 @@ def residual_distribution(p, q):
 
 
 def correction_distribution(p, q):
-    r"""The law a correction is drawn from after a rejection: the residual r, or p where r has no mass.
+    r"""The distribution a correction is drawn from after a rejection: the residual r, or p where r has no mass.
 
     In exact arithmetic a rejection has probability :math:`1-\alpha = \sum_x [p(x)-q(x)]_+`, so
     whenever one happens r exists and this is ``residual_distribution(p, q)``. In floating point,
     p and q that agree up to round-off can still reject while :math:`[p-q]_+` holds less than
     1e-12 of mass; its normalised shape is then noise, and p is returned instead (the emitted
-    token's law differs from p by at most that round-off).
+    token's distribution differs from p by at most that round-off).
 
     >>> correction_distribution([0.6, 0.3, 0.1], [0.2, 0.3, 0.5]).tolist()
     [1.0, 0.0, 0.0]
@@ -136,7 +138,7 @@ def correction_rows(p_rows, q_rows) -> np.ndarray:
 
 
 def output_distribution(p, q):
-    r"""Law of the token one strict speculative step emits: :math:`\min(p,q) + (1-\alpha)\,r`.
+    r"""Distribution of the token one strict speculative step emits: :math:`\min(p,q) + (1-\alpha)\,r`.
 
     The first term is "proposed and accepted", the second "rejected, then
     corrected from the residual" (``correction_distribution``). It equals p
