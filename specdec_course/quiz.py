@@ -8,6 +8,7 @@ clicking, in JupyterLab and on the static site alike. Stable CSS classes for tes
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from html import escape
 
@@ -41,6 +42,23 @@ class Question:
             raise ValueError(f"options: must be at least two distinct choices, got {self.options!r}")
         if not 0 <= self.answer < len(self.options):
             raise ValueError(f"answer: index {self.answer} outside 0..{len(self.options) - 1}")
+
+    @classmethod
+    def shuffled(cls, prompt, correct, wrong, reasoning, seed):
+        """A question whose options (the correct one and the ``wrong`` ones) are put in an order drawn from ``seed``.
+
+        The order is deterministic (``random.Random(seed)``), so the page is the same on every build,
+        and different seeds spread the correct answer over the positions.
+
+        >>> q = Question.shuffled("Is a proposal output?", "No", ["Yes", "Sometimes"], "Only verified tokens are.", seed=3)
+        >>> q.options[q.answer]
+        'No'
+        >>> q == Question.shuffled("Is a proposal output?", "No", ["Yes", "Sometimes"], "Only verified tokens are.", seed=3)
+        True
+        """
+        options = [correct, *wrong]
+        random.Random(seed).shuffle(options)
+        return cls(prompt, tuple(options), options.index(correct), reasoning)
 
     def __str__(self) -> str:
         lines = [self.prompt] + [f"  {_letter(i)}. {text}" for i, text in enumerate(self.options)]

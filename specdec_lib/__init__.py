@@ -123,3 +123,14 @@ __all__ = [
     "verify_tree",
     "tree_round_distribution",
 ]
+
+from .distributions import damped_acceptance, rule_acceptance_rate, rule_correction, rule_output_distribution
+from .counting import forward_pass_time
+
+__all__ += [
+    "damped_acceptance",
+    "rule_acceptance_rate",
+    "rule_correction",
+    "rule_output_distribution",
+    "forward_pass_time",
+]

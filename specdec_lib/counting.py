@@ -3,12 +3,21 @@
 Under the iid assumption every draft position is accepted independently with the
 same probability α. That is a modelling assumption (Leviathan et al. 2023, §3.1),
 not a property of real prefixes; these functions compute what follows from it.
-An exact (``Fraction`` or int) α gives exact results.
+Exact mode: when every input is a ``Fraction`` or an int, every function returns an exact
+``Fraction`` (or int); any float input gives a float.
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from . import _validate
+
+
+def _nonnegative(name, value):
+    """A checked number >= 0, kept exact (``Fraction``) when it is a Fraction or int."""
+    checked = _validate.nonnegative(name, value)
+    return Fraction(value) if _validate.is_exact(value) else checked
 
 
 def expected_output_count(alpha, gamma):
@@ -50,6 +59,9 @@ def expected_wasted_proposals(alpha, gamma):
 
     >>> round(expected_wasted_proposals(0.6, 2), 12)
     1.04
+    >>> from fractions import Fraction as F
+    >>> expected_wasted_proposals(F(3, 5), 2)
+    Fraction(26, 25)
     """
     return _validate.count("gamma", gamma) - (expected_output_count(alpha, gamma) - 1)
 
@@ -64,9 +76,12 @@ def scenario_rate(expected_tokens, t_draft, t_verify, t_overhead=0.0):
     217.8
     >>> round(scenario_rate(1, 0, 0.006), 1)
     166.7
+    >>> from fractions import Fraction as F
+    >>> scenario_rate(F(49, 25), F(2, 1000), F(6, 1000), F(1, 1000))  # tokens/s, exact
+    Fraction(1960, 9)
     """
-    expected_tokens = _validate.nonnegative("expected_tokens", expected_tokens)
-    total = sum(_validate.nonnegative(name, t) for name, t in
+    expected_tokens = _nonnegative("expected_tokens", expected_tokens)
+    total = sum(_nonnegative(name, t) for name, t in
                 (("t_draft", t_draft), ("t_verify", t_verify), ("t_overhead", t_overhead)))
     if total == 0:
         raise ValueError("t_draft + t_verify + t_overhead: total round time is 0; a rate needs time to pass")
@@ -82,11 +97,14 @@ def break_even_verify_time(expected_tokens, t_draft, t_overhead, t_baseline):
 
     >>> round(break_even_verify_time(1.96, 0.002, 0.001, 0.006) * 1000, 2)  # milliseconds
     8.76
+    >>> from fractions import Fraction as F
+    >>> break_even_verify_time(F(49, 25), 2, 1, 6)  # in the unit of the inputs (ms)
+    Fraction(219, 25)
     """
-    expected_tokens = _validate.nonnegative("expected_tokens", expected_tokens)
-    t_draft = _validate.nonnegative("t_draft", t_draft)
-    t_overhead = _validate.nonnegative("t_overhead", t_overhead)
-    t_baseline = _validate.nonnegative("t_baseline", t_baseline)
+    expected_tokens = _nonnegative("expected_tokens", expected_tokens)
+    t_draft = _nonnegative("t_draft", t_draft)
+    t_overhead = _nonnegative("t_overhead", t_overhead)
+    t_baseline = _nonnegative("t_baseline", t_baseline)
     if t_baseline == 0:
         raise ValueError("t_baseline: must be > 0")
     return expected_tokens * t_baseline - t_draft - t_overhead
@@ -101,12 +119,15 @@ def improvement_factor(alpha, gamma, c):
 
     >>> round(improvement_factor(0.6, 2, 0), 2)
     1.96
+    >>> from fractions import Fraction as F
+    >>> improvement_factor(F(3, 5), 2, 0)
+    Fraction(49, 25)
     >>> improvement_factor(1, 3, 0)
-    4.0
+    Fraction(4, 1)
     """
-    alpha = float(_validate.probability("alpha", alpha))
+    alpha = _validate.probability("alpha", alpha)
     gamma = _validate.count("gamma", gamma)
-    c = _validate.nonnegative("c", c)
+    c = _nonnegative("c", c)
     if alpha == 1:
         return (gamma + 1) / (gamma * c + 1)
     return (1 - alpha ** (gamma + 1)) / ((1 - alpha) * (gamma * c + 1))
@@ -121,10 +142,13 @@ def operations_factor(alpha, gamma, c_hat):
 
     >>> round(operations_factor(0.6, 2, 0), 2)
     1.53
+    >>> from fractions import Fraction as F
+    >>> operations_factor(F(3, 5), 2, 0)
+    Fraction(75, 49)
     """
-    alpha = float(_validate.probability("alpha", alpha))
+    alpha = _validate.probability("alpha", alpha)
     gamma = _validate.count("gamma", gamma)
-    c_hat = _validate.nonnegative("c_hat", c_hat)
+    c_hat = _nonnegative("c_hat", c_hat)
     if alpha == 1:
         return (gamma * c_hat + gamma + 1) / (gamma + 1)
     return (1 - alpha) * (gamma * c_hat + gamma + 1) / (1 - alpha ** (gamma + 1))
@@ -142,3 +166,28 @@ def optimal_gamma(alpha, c, max_gamma=64):
     factors = [improvement_factor(alpha, g, c) for g in range(1, max_gamma + 1)]
     return 1 + factors.index(max(factors))
 
+
+
+def forward_pass_time(positions, weight_bytes, bandwidth, flops_per_position, peak_flops, cache_bytes=0):
+    r"""Roofline model of one target call that scores ``positions`` tokens at batch 1, in seconds.
+
+    :math:`T(n) = \max\big((W + C)/B,\; n\,F/P\big)`: the call must read the weights W (and the
+    KV cache C) from memory once, at bandwidth B bytes/s, and do F operations per position at
+    peak P operations/s. While the first term dominates, scoring γ+1 positions costs about as
+    much as scoring one, which is why a target call can verify γ drafts for the price of one
+    decoding step (the assumption behind Leviathan et al. 2023, Thm 3.8). A model, not a measurement.
+
+    >>> t1 = forward_pass_time(1, 14e9, 3e12, 14e9, 1e15)   # 7B parameters in 16 bits, assumed machine
+    >>> round(t1 * 1e3, 2), forward_pass_time(5, 14e9, 3e12, 14e9, 1e15) == t1
+    (4.67, True)
+    >>> from fractions import Fraction as F
+    >>> forward_pass_time(5, 14, 3, 1, 1)  # exact for exact inputs
+    Fraction(5, 1)
+    """
+    positions = _validate.count("positions", positions, minimum=1)
+    memory = _nonnegative("weight_bytes", weight_bytes) + _nonnegative("cache_bytes", cache_bytes)
+    bandwidth = _nonnegative("bandwidth", bandwidth)
+    peak_flops = _nonnegative("peak_flops", peak_flops)
+    if bandwidth == 0 or peak_flops == 0:
+        raise ValueError("bandwidth, peak_flops: must be > 0")
+    return max(memory / bandwidth, positions * _nonnegative("flops_per_position", flops_per_position) / peak_flops)

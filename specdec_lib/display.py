@@ -19,3 +19,12 @@ def vector(values, digits=2) -> str:
     '[1, 0, 0]'
     """
     return "[" + ", ".join(number(v, digits) for v in values) + "]"
+
+
+def by_token(tokens, values, digits=3) -> str:
+    """Values labelled by token, for printing a distribution or an acceptance vector.
+
+    >>> by_token("ABC", [1.0, 1.0, 0.2000000000000001])
+    'A 1, B 1, C 0.2'
+    """
+    return ", ".join(f"{t} {number(v, digits) if v is not None else 'undefined'}" for t, v in zip(tokens, values))

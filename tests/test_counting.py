@@ -85,3 +85,46 @@ def test_pmf_is_a_distribution_with_mean_EK(alpha, gamma):
 @given(st.fractions(0, 1).filter(lambda a: a < 1), st.integers(0, 12))
 def test_EK_closed_form(alpha, gamma):
     assert expected_output_count(alpha, gamma) == (1 - alpha ** (gamma + 1)) / (1 - alpha)
+
+
+def test_every_counting_function_is_exact_for_rational_inputs():
+    from specdec_lib.counting import forward_pass_time
+
+    alpha = F(3, 5)
+    results = {
+        "expected_output_count": expected_output_count(alpha, 2),
+        "expected_wasted_proposals": expected_wasted_proposals(alpha, 2),
+        "scenario_rate": scenario_rate(F(49, 25), F(2, 1000), F(6, 1000), F(1, 1000)),
+        "break_even_verify_time": break_even_verify_time(F(49, 25), 2, 1, 6),
+        "improvement_factor": improvement_factor(alpha, 2, 0),
+        "operations_factor": operations_factor(alpha, 2, 0),
+        "forward_pass_time": forward_pass_time(5, 14, 3, 1, 1),
+    }
+    assert all(type(v) is F for v in results.values()), {k: type(v) for k, v in results.items()}
+    assert all(type(v) is F for v in output_count_pmf(alpha, 2))
+    assert results["improvement_factor"] == F(49, 25) == results["expected_output_count"]
+    assert results["scenario_rate"] == F(1960, 9)
+    assert results["break_even_verify_time"] == F(219, 25)
+    assert improvement_factor(1, 3, F(1, 10)) == F(40, 13)  # the α = 1 limit, exact: 4 / 1.3
+    # any float input gives a float, as before
+    assert type(improvement_factor(0.6, 2, 0)) is float
+    assert type(scenario_rate(F(49, 25), 0.002, F(6, 1000))) is float
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.fractions(0, 1), st.integers(1, 8), st.fractions(0, 2))
+def test_exact_improvement_factor_is_the_closed_form(alpha, gamma, c):
+    expected = (gamma + 1) / (gamma * c + 1) if alpha == 1 else \
+        (1 - alpha ** (gamma + 1)) / ((1 - alpha) * (gamma * c + 1))
+    assert improvement_factor(alpha, gamma, c) == expected
+    assert type(improvement_factor(alpha, gamma, c)) is F
+
+
+def test_forward_pass_costs_one_step_while_memory_bound():
+    from specdec_lib.counting import forward_pass_time
+
+    one = forward_pass_time(1, 14e9, 3e12, 14e9, 1e15)
+    assert forward_pass_time(5, 14e9, 3e12, 14e9, 1e15) == one  # γ + 1 = 5 positions: same cost
+    assert forward_pass_time(4096, 14e9, 3e12, 14e9, 1e15) > 10 * one  # compute-bound far out
+    with pytest.raises(ValueError, match="bandwidth"):
+        forward_pass_time(1, 14e9, 0, 14e9, 1e15)

@@ -104,3 +104,47 @@ def test_residual_is_a_distribution_on_tokens_where_target_exceeds_draft(pair):
 
 def test_mixed_float_and_fraction_inputs_use_float_mode():
     assert type(acceptance_rate(TOY_P_EXACT, TOY_Q)) is float
+
+
+# --- other exact one-draft rules accept less often (Leviathan et al. 2023, Lemma 3.3) ------------
+
+def test_damped_rule_is_exact_and_accepts_less():
+    from specdec_lib import damped_acceptance, rule_acceptance_rate, rule_output_distribution, total_variation_distance
+
+    alpha = acceptance_rate(TOY_P_EXACT, TOY_Q_EXACT)
+    assert alpha == 1 - total_variation_distance(TOY_P_EXACT, TOY_Q_EXACT)
+    for damping in (F(0), F(1, 4), F(1, 2), F(9, 10)):
+        accept = damped_acceptance(TOY_P_EXACT, TOY_Q_EXACT, damping)
+        assert rule_output_distribution(TOY_P_EXACT, TOY_Q_EXACT, accept) == TOY_P_EXACT
+        assert rule_acceptance_rate(TOY_Q_EXACT, accept) == damping * alpha < alpha
+    strict = damped_acceptance(TOY_P_EXACT, TOY_Q_EXACT, 1)
+    assert strict == acceptance_probabilities(TOY_P_EXACT, TOY_Q_EXACT)
+    assert rule_acceptance_rate(TOY_Q_EXACT, strict) == alpha
+
+
+def test_a_rule_that_accepts_more_than_alpha_cannot_be_corrected():
+    from specdec_lib import rule_correction
+
+    # accept C a little more often than the strict rule: q(C)·accept(C) > p(C)
+    with pytest.raises(ValueError, match="accept: .* exceeds p"):
+        rule_correction(TOY_P_EXACT, TOY_Q_EXACT, [1, 1, F(3, 10)])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 9), min_size=2, max_size=6), st.lists(st.integers(0, 9), min_size=2, max_size=6),
+       st.lists(st.fractions(0, 1), min_size=6, max_size=6))
+def test_every_exact_rule_accepts_at_most_alpha(p_weights, q_weights, shrink):
+    from specdec_lib import rule_acceptance_rate, rule_output_distribution
+
+    n = min(len(p_weights), len(q_weights))
+    p_weights, q_weights = p_weights[:n], q_weights[:n]
+    if sum(p_weights) == 0 or sum(q_weights) == 0:
+        return
+    p = [F(w, sum(p_weights)) for w in p_weights]
+    q = [F(w, sum(q_weights)) for w in q_weights]
+    strict = acceptance_probabilities(p, q)
+    accept = [F(0) if a is None else a * s for a, s in zip(strict, shrink)]  # any a' <= min(1, p/q)
+    rate = rule_acceptance_rate(q, accept)
+    assert rate <= acceptance_rate(p, q)
+    if rate < 1:
+        assert rule_output_distribution(p, q, accept) == p
