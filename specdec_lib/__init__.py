@@ -42,6 +42,11 @@ from .checker import VerifierReport, check_verifier
 from .toy_models import toy_model_pair
 from .generate import autoregressive_generate, speculative_generate
 from .text_models import build_model_pair
+from .varying_acceptance import (
+    expected_output_count_along_round,
+    expected_output_count_between_rounds,
+    next_position_rate,
+)
 
 __all__ = [
     "accepted_mass",
@@ -80,4 +85,7 @@ __all__ = [
     "speculative_generate",
     "build_model_pair",
     "VerifiedRound",
+    "expected_output_count_along_round",
+    "expected_output_count_between_rounds",
+    "next_position_rate",
 ]
