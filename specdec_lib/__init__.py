@@ -65,6 +65,11 @@ from .trees import (
     verify_multi_draft,
     verify_tree,
 )
+from .varying_acceptance import (
+    expected_output_count_along_round,
+    expected_output_count_between_rounds,
+    next_position_rate,
+)
 
 __all__ = [
     "accepted_mass",
@@ -133,4 +138,7 @@ __all__ += [
     "rule_correction",
     "rule_output_distribution",
     "forward_pass_time",
+    "expected_output_count_along_round",
+    "expected_output_count_between_rounds",
+    "next_position_rate",
 ]
