@@ -78,7 +78,8 @@ BROKEN_VERIFIERS = {
     "no_bonus": (
         partial(_round, bonus=False),
         "When all γ drafts are accepted no bonus token is sampled from the target's last row: the "
-        "output law survives, but every fully accepted round wastes the free token."),
+        "output distribution survives, but every fully accepted round gives up a token that the "
+        "verification call had already paid for."),
     "bonus_from_wrong_row": (
         partial(_round, bonus_row=-2),
         "The bonus token is drawn from the target row of the last draft position instead of the row "

@@ -170,7 +170,7 @@ def _check_scenario(verify_fn, scenario, n_rounds, rng, greedy, threshold, emitt
     if pvalue < threshold:
         mean_k = float(np.mean([len(t) for t in emissions]))
         expected_k = float(np.dot(np.arange(1, len(count_law) + 1), count_law))
-        problems.append(f"{scenario.name}: K, the number of tokens per round, does not follow its law "
+        problems.append(f"{scenario.name}: K, the number of tokens per round, does not follow its distribution "
                         f"(mean {mean_k:.2f}, expected {expected_k:.2f}; p = {pvalue:.1e})")
     return problems, pvalues
 
