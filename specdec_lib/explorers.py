@@ -16,6 +16,11 @@ controls ``[data-control=NAME]`` (the value is the option's index), the shown op
 ``[data-value-of=NAME]``, numbers ``[data-field=NAME]``, bars ``[data-bar=NAME]`` and rows that
 may be hidden ``[data-row=NAME]``. Numbers are formatted with ``PROBABILITY``, ``RATE`` and
 ``MILLISECONDS``.
+
+Accessible by design: every control has a visible ``<label for>`` (id ``EXPLORER-CONTROL``), is a
+native range or select (Tab, arrows; a range also announces its shown value via ``aria-valuetext``),
+and the key result sits in a polite live region (``role="status"``, ``.specdec-result``) that screen
+readers announce after each move; bars are decoration (``aria-hidden``), their numbers are printed.
 """
 
 from __future__ import annotations
@@ -90,9 +95,9 @@ class Explorer:
         payload = json.dumps(data, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
         return (f'<div class="specdec-explorer" data-explorer="{self.name}">'
                 f'<p class="specdec-explorer-title">{html.escape(self.title)}</p>'
-                f'<div class="specdec-controls">{"".join(map(_control_html, self.controls))}</div>'
+                f'<div class="specdec-controls">{"".join(_control_html(self.name, c) for c in self.controls)}</div>'
                 f'<div class="specdec-display">{self.display(initial)}</div>'
-                f'<p class="specdec-explorer-invalid" hidden>{html.escape(self.invalid)}</p>'
+                f'<p class="specdec-explorer-invalid" role="alert" hidden>{html.escape(self.invalid)}</p>'
                 '<p class="specdec-explorer-note">Every state of this explorer was computed by '
                 'specdec_lib when the book was built; the controls switch between them. '
                 'Download the notebook (button at the top of the page) to run it live with any inputs.</p>'
@@ -110,7 +115,7 @@ class Explorer:
 
         def update(_change=None):
             state = self.state_at([w.value for w in controls])
-            shown.value = _live_style() + (self.display(state) if state else f"<p>{html.escape(self.invalid)}</p>")
+            shown.value = _live_style() + (self.display(state) if state else f'<p role="alert">{html.escape(self.invalid)}</p>')
 
         for w in controls:
             w.observe(update, names="value")
@@ -177,15 +182,16 @@ def _pq_state(target, qA, qB):
 def _pq_display(state):
     columns = (("p", "p(x)", "target"), ("q", "q(x)", "draft"), ("a", "a(x)", "accepted"),
                ("m", "min", "accepted"), ("r", "r(x)", "residual"), ("o", "output", "target"))
-    head = "".join(f"<th>{label}</th>" for _, label, _ in columns)
-    rows = "".join(f"<tr><th>{token}</th>" + "".join(_cell(state, f"{key}{i}", colour) for key, _, colour in columns)
+    head = "".join(f'<th scope="col">{label}</th>' for _, label, _ in columns)
+    rows = "".join(f'<tr><th scope="row">{token}</th>' + "".join(_cell(state, f"{key}{i}", colour) for key, _, colour in columns)
                    + "</tr>" for i, token in enumerate(TOKENS))
     return ('<p class="specdec-note">p target, q draft, a(x) acceptance, min = min(p, q) kept mass, r(x) residual, '
-            f'output the emitted token\'s law.</p><div class="specdec-table"><table><tr><th>x</th>{head}</tr>'
+            f'output the emitted token\'s law.</p><div class="specdec-table"><table><tr><th scope="col">x</th>{head}</tr>'
             f'{rows}</table></div>'
-            + _bar_row(state, "alpha", "acceptance rate α", "accepted")
-            + f'<p>Rejected mass 1 − α = {_field(state, "rejected")}; output equals p: '
-            f'{_field(state, "equals")}.</p><p class="specdec-note">{_field(state, "note")}</p>')
+            + _result(_bar_row(state, "alpha", "acceptance rate α", "accepted")
+                      + f'<p>Rejected mass 1 − α = {_field(state, "rejected")}; output equals p: '
+                      f'{_field(state, "equals")}.</p>')
+            + f'<p class="specdec-note">{_field(state, "note")}</p>')
 
 
 def alpha_gamma_explorer(gamma_max=8, alpha_steps=20):
@@ -219,8 +225,8 @@ def alpha_gamma_explorer(gamma_max=8, alpha_steps=20):
     def display(state):
         bars = "".join(_bar_row(state, f"K{k}", f"P(K = {k})", "accepted", row=True, hidden=f"K{k}" in state["h"])
                        for k in range(1, gamma_max + 2))
-        return (f'{bars}<p>Expected output per round E[K] = {_field(state, "EK")} tokens; '
-                f'expected wasted proposals = {_field(state, "wasted")}.</p>')
+        return bars + _result(f'<p>Expected output per round E[K] = {_field(state, "EK")} tokens; '
+                              f'expected wasted proposals = {_field(state, "wasted")}.</p>')
 
     return Explorer("alpha-gamma", "α–γ explorer: how many tokens a round emits", controls, state, display)
 
@@ -263,12 +269,12 @@ def timing_budget_explorer(draft_ms_per_step=1.0, overhead_ms=1.0, baseline_ms=6
         return {"v": v, "b": {"rate": round(100 * rate / scale), "baseline": round(100 * baseline / scale)}, "h": []}
 
     def display(state):
-        return (_bar_row(state, "rate", "speculative (tokens/s)", "target", text="rate")
-                + _bar_row(state, "baseline", "baseline (tokens/s)", "baseline", text="baseline")
-                + f'<p>E[K] = {_field(state, "EK")} tokens per round of {_field(state, "round")} ms: '
-                f'{_field(state, "verdict")} ({_field(state, "ratio")}×). Speculation stops paying at a '
-                f'verification time of {_field(state, "breakeven")} ms per round (break-even).</p>'
-                f'<p class="specdec-note">Assumed budget: {draft_ms_per_step:g} ms per draft step, '
+        return (_result(_bar_row(state, "rate", "speculative (tokens/s)", "target", text="rate")
+                        + _bar_row(state, "baseline", "baseline (tokens/s)", "baseline", text="baseline")
+                        + f'<p>E[K] = {_field(state, "EK")} tokens per round of {_field(state, "round")} ms: '
+                        f'{_field(state, "verdict")} ({_field(state, "ratio")}×). Speculation stops paying at a '
+                        f'verification time of {_field(state, "breakeven")} ms per round (break-even).</p>')
+                + f'<p class="specdec-note">Assumed budget: {draft_ms_per_step:g} ms per draft step, '
                 f'{overhead_ms:g} ms overhead per round, {baseline_ms:g} ms per baseline token.</p>')
 
     return Explorer("timing-budget", "Timing-budget explorer: scenario rate against the baseline",
@@ -289,8 +295,13 @@ def _field(state, name):
     return f'<span data-field="{name}">{html.escape(state["v"][name])}</span>'
 
 
+def _result(inner):
+    """The key result of an explorer, announced by screen readers whenever a control moves."""
+    return f'<div class="specdec-result" role="status" aria-live="polite" aria-atomic="true">{inner}</div>'
+
+
 def _cell(state, name, colour):
-    return (f'<td>{_field(state, name)}<span class="specdec-track"><span data-bar="{name}" '
+    return (f'<td>{_field(state, name)}<span class="specdec-track" aria-hidden="true"><span data-bar="{name}" '
             f'style="width:{state["b"][name]}%;background:{COLORS[colour]}"></span></span></td>')
 
 
@@ -298,18 +309,20 @@ def _bar_row(state, name, label, colour, row=False, hidden=False, text=None):
     attrs = f' data-row="{name}"' if row else ""
     attrs += " hidden" if hidden else ""
     return (f'<div class="specdec-bar-row"{attrs}><span class="specdec-bar-label">{label}</span>'
-            f'<span class="specdec-track"><span data-bar="{name}" style="width:{state["b"][name]}%;'
+            f'<span class="specdec-track" aria-hidden="true"><span data-bar="{name}" style="width:{state["b"][name]}%;'
             f'background:{COLORS[colour]}"></span></span>{_field(state, text or name)}</div>')
 
 
-def _control_html(control):
+def _control_html(explorer, control):
+    """A native control with a visible label tied to it by ``for``/``id`` (ids: ``EXPLORER-CONTROL``)."""
+    ident = f"{explorer}-{control.name}"
+    label = f'<label for="{ident}">{html.escape(control.label)}</label>'
     if control.kind == "select":
         options = "".join(f'<option value="{i}"{" selected" if i == control.initial else ""}>{html.escape(text)}</option>'
                           for i, (text, _) in enumerate(control.options))
-        widget = f'<select data-control="{control.name}">{options}</select>'
-        return f'<label class="specdec-control">{html.escape(control.label)} {widget}</label>'
-    widget = (f'<input type="range" data-control="{control.name}" min="0" '
-              f'max="{len(control.options) - 1}" step="1" value="{control.initial}">')
+        return f'<div class="specdec-control">{label} <select id="{ident}" data-control="{control.name}">{options}</select></div>'
     shown = html.escape(control.options[control.initial][0])
-    return (f'<label class="specdec-control">{html.escape(control.label)} {widget} '
-            f'<output data-value-of="{control.name}">{shown}</output></label>')
+    widget = (f'<input type="range" id="{ident}" data-control="{control.name}" min="0" '
+              f'max="{len(control.options) - 1}" step="1" value="{control.initial}" aria-valuetext="{shown}">')
+    return (f'<div class="specdec-control">{label} {widget} '
+            f'<output for="{ident}" data-value-of="{control.name}" aria-hidden="true">{shown}</output></div>')

@@ -2,6 +2,10 @@
 
 p (target), q (draft), min(p, q) (accepted mass) and the residual keep their colours on
 every page. Figures keep a white background so they read the same in light and dark themes.
+The palette stays apart under protanopia, deuteranopia and tritanopia (CIELAB distance ≥ 20
+between any two colours after simulating each, Machado et al. 2009) and each colour has at least
+3:1 contrast on white (WCAG 1.4.11); ``tests/test_accessibility.py`` checks both. Colour is never
+the only cue: label the series (legend, direct labels) or vary markers and hatching too.
 """
 
 from __future__ import annotations
@@ -9,12 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 COLORS = {
-    "target": "#1f77b4",     # p
-    "draft": "#ff7f0e",      # q
-    "accepted": "#2ca02c",   # min(p, q)
-    "residual": "#d62728",   # r = [p - q]+ normalised
-    "baseline": "#7f7f7f",   # plain autoregressive decoding
-    "measured": "#9467bd",   # anything timed on the build machine
+    "target": "#163f8f",     # p (dark blue)
+    "draft": "#c0840f",      # q (ochre)
+    "accepted": "#1a9f5c",   # min(p, q) (green)
+    "residual": "#a8170f",   # r = [p - q]+ normalised (dark red)
+    "baseline": "#6b6b6b",   # plain autoregressive decoding (grey)
+    "measured": "#9a32e6",   # anything timed on the build machine (violet)
 }
 
 

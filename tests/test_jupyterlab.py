@@ -2,7 +2,8 @@
 
 Starts JupyterLab itself (127.0.0.1, a free port, a random token) on a temporary copy of the
 chapters that carry an explorer and of the student handouts, and for each chapter: runs all cells,
-checks that no cell shows an error, moves every explorer control with the keyboard and checks that
+checks that no cell shows an error, that every explorer control shows its label (a drop-down is named
+by it) and the result sits in a live region, moves every explorer control with the keyboard and checks that
 the result shown is what ``specdec_lib`` computes for the new inputs. A handout runs up to its first
 unanswered question and ``grader.check("q1")`` shows its feedback. The server is stopped by its own
 process id whatever happens. Screenshots of the explorers go to ``_build/screenshots/jupyterlab/``.
@@ -204,6 +205,13 @@ def test_chapter_runs_in_jupyterlab_and_its_explorer_follows_the_keyboard(notebo
     widget.scroll_into_view_if_needed()
     controls = widget.locator(":scope > .widget-slider, :scope > .widget-dropdown")
     assert controls.count() == len(explorer.controls)
+    for i, control in enumerate(explorer.controls):  # each control shows its label; a drop-down is named by it
+        snapshot = controls.nth(i).aria_snapshot()
+        if control.kind == "select":
+            assert f'combobox "{control.label}"' in snapshot, f"{control.label!r} is not named by its label"
+        else:  # ipywidgets 8 draws a slider as a noUiSlider handle that its label does not name (upstream)
+            assert control.label in snapshot and "slider" in snapshot
+    assert widget.locator('.widget-html [role="status"][aria-live="polite"]').count() == 1  # the result is announced
     indices = [c.initial for c in explorer.controls]
     fields = sorted(explorer.state_at(indices)["v"])
     assert _shown(widget, fields) == explorer.state_at(indices)["v"]

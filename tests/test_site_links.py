@@ -107,3 +107,10 @@ def test_execution_statistics_list_every_notebook():
     notebooks = [c for c in CHAPTERS if (ROOT / f"{c}.ipynb").is_file()]
     missing = [c for c in notebooks if c not in listed]
     assert not missing, f"not in the execution statistics: {missing}"
+
+
+def test_the_accessibility_checker_is_not_part_of_the_site():
+    """axe-core is a test tool: the browser tests inject it, no page loads it and the site does not ship it."""
+    shipped = [p.relative_to(HTML).as_posix() for p in HTML.rglob("axe*.js")]
+    loading = [page for page in site_pages() if any("axe" in url.rsplit("/", 1)[-1] for _, url in links(page))]
+    assert not shipped and not loading, f"axe-core in the site: {shipped + loading}"
