@@ -20,12 +20,14 @@ COLORS = {
     "baseline": "#6b6b6b",   # plain autoregressive decoding (grey)
     "measured": "#9a32e6",   # anything timed on the build machine (violet)
 }
+HATCHES = ("", "//", "..", "xx", "\\\\", "++")  # the second cue beside colour, one per series of a figure
 
 
 def bar_distributions(ax, tokens, series, *, title=None):
     """Grouped bars of several distributions over the same tokens.
 
-    ``series`` maps a label to (colour key or colour, probability vector).
+    ``series`` maps a label to (colour key or colour, probability vector). Each series also gets its
+    own hatching (``HATCHES``), so the legend can be read without telling colours apart.
 
     >>> import matplotlib; matplotlib.use("Agg")
     >>> import matplotlib.pyplot as plt
@@ -38,7 +40,8 @@ def bar_distributions(ax, tokens, series, *, title=None):
     x = np.arange(len(tokens))
     for i, (label, (colour, values)) in enumerate(series.items()):
         ax.bar(x + (i - (len(series) - 1) / 2) * width, np.asarray(values, dtype=float), width,
-               label=label, color=COLORS.get(colour, colour))
+               label=label, color=COLORS.get(colour, colour), hatch=HATCHES[i % len(HATCHES)],
+               edgecolor="white", linewidth=0)
     ax.set_xticks(x, tokens)
     ax.set_xlabel("token")
     ax.set_ylabel("probability")
