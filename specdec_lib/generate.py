@@ -1,11 +1,13 @@
 """Generating text, plainly and speculatively, with every round's time split into draft, verify and overhead.
 
-Both generators sample from the same law: the target's row passed through
-:func:`~specdec_lib.transforms.sampling_transform` with the same settings. The speculative
-one drafts γ tokens from the draft's transformed rows (q is exactly what each draft token
-was sampled from), scores the pending token and the γ drafts in one target call, verifies
-them with :func:`~specdec_lib.verification.verify_unchecked` (``verify``'s own rule), and rolls both caches back past
-whatever was rejected. The prompt is read before the clock starts; what is timed is decoding.
+Both generators sample from the same law: the target's row passed through :func:`decoding_law`
+with the same settings (:func:`~specdec_lib.transforms.sampling_transform`, or the argmax at
+temperature 0). The speculative one drafts γ tokens from the draft's transformed rows (q is
+exactly what each draft token was sampled from), scores the pending token and the γ drafts in
+one target call, verifies them with :func:`~specdec_lib.verification.verify_unchecked`
+(``verify``'s own rule; ``verifier=`` swaps it, e.g. for ``verify_greedy``), and rolls both
+caches back past whatever was rejected. The prompt is read before the clock starts; what is
+timed is decoding.
 """
 
 from __future__ import annotations
@@ -16,10 +18,34 @@ from time import perf_counter
 import numpy as np
 
 from . import _validate
+from .sampling import sample_token
 from .text_models import decode
 from .transforms import sampling_transform
-from .sampling import sample_token
 from .verification import verify_unchecked
+
+
+def decoding_law(probs, temperature=1.0, top_k=None, top_p=None) -> np.ndarray:
+    """The law a decoder samples from: ``sampling_transform(probs, …)``, or at temperature 0 the argmax.
+
+    Temperature 0 is greedy decoding: the one-hot row at the argmax, as
+    :func:`~specdec_lib.greedy.argmax_distribution` gives without its input checks (the models'
+    rows are valid by construction; top-k and top-p keep the argmax, so they change nothing). At
+    temperature 1 with neither top-k nor top-p the row is returned as it is (the identity).
+
+    >>> from specdec_lib import argmax_distribution
+    >>> p = np.array([0.2, 0.5, 0.3])
+    >>> decoding_law(p, temperature=0).tolist() == argmax_distribution(p).tolist() == [0.0, 1.0, 0.0]
+    True
+    >>> decoding_law(np.array([0.6, 0.3, 0.1]), temperature=0.5).round(4).tolist()
+    [0.7826, 0.1957, 0.0217]
+    """
+    if _validate.nonnegative("temperature", temperature) == 0:
+        onehot = np.zeros(len(probs))
+        onehot[int(np.argmax(probs))] = 1.0
+        return onehot
+    if temperature == 1 and top_k is None and top_p is None:
+        return probs
+    return sampling_transform(probs, temperature, top_k, top_p)
 
 
 @dataclass(frozen=True)
@@ -73,7 +99,7 @@ def _start(model, prompt):
 
 
 def autoregressive_generate(target, prompt, max_new_tokens, *, seed=0, temperature=1.0, top_k=None, top_p=None):
-    """Plain decoding: one target call per token, each token sampled from the transformed target row.
+    """Plain decoding: one target call per token, each token sampled from the target row's :func:`decoding_law`.
 
     >>> from specdec_lib.text_models import build_model_pair, encode
     >>> target, _ = build_model_pair(target_layers=2)
@@ -87,7 +113,7 @@ def autoregressive_generate(target, prompt, max_new_tokens, *, seed=0, temperatu
     tokens, rounds = [], []
     start = last = perf_counter()
     while len(tokens) < max_new_tokens:
-        p = sampling_transform(target.score(state, [pending])[0], temperature, top_k, top_p)
+        p = decoding_law(target.score(state, [pending])[0], temperature, top_k, top_p)
         scored = perf_counter()
         pending = sample_token(p, rng)
         tokens.append(pending)
@@ -104,7 +130,7 @@ def speculative_generate(target, draft, prompt, max_new_tokens, gamma, *, seed=0
     Output is cut to ``max_new_tokens``; the records keep every round whole. ``verifier`` decides
     each round from ``(drafts, target_rows, draft_rows, rng)`` and returns a ``VerifiedRound``;
     the default is strict verification (``verify_unchecked``). Any function with ``verify``'s
-    signature works too.
+    signature works too; at ``temperature=0`` the rows are one-hot argmaxes, for ``verify_greedy``.
 
     >>> from specdec_lib.text_models import build_model_pair, encode
     >>> target, draft = build_model_pair(target_layers=2)
@@ -123,13 +149,13 @@ def speculative_generate(target, draft, prompt, max_new_tokens, gamma, *, seed=0
     while len(tokens) < max_new_tokens:
         drafts, q_rows = [], []
         for _ in range(gamma):
-            q = sampling_transform(draft.score(draft_state, draft_feed)[-1], temperature, top_k, top_p)
+            q = decoding_law(draft.score(draft_state, draft_feed)[-1], temperature, top_k, top_p)
             draft_feed = [sample_token(q, rng)]
             drafts.append(draft_feed[0])
             q_rows.append(q)
         drafted = perf_counter()
         base = target_state.length
-        p_rows = [sampling_transform(row, temperature, top_k, top_p) for row in target.score(target_state, [pending] + drafts)]
+        p_rows = [decoding_law(row, temperature, top_k, top_p) for row in target.score(target_state, [pending] + drafts)]
         scored = perf_counter()
         verified = verifier(drafts, p_rows, q_rows, rng)
         k, pending = verified.num_accepted, verified.tokens[-1]
