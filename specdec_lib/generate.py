@@ -7,7 +7,8 @@ exactly what each draft token was sampled from), scores the pending token and th
 one target call, verifies them with :func:`~specdec_lib.verification.verify_unchecked`
 (``verify``'s own rule; ``verifier=`` swaps it, e.g. for ``verify_greedy``), and rolls both
 caches back past whatever was rejected. The prompt is read before the clock starts; what is
-timed is decoding.
+timed is decoding. ``clock`` (default ``time.perf_counter``, wall time) can be any seconds
+counter, e.g. ``time.process_time`` to leave out time a shared machine spent on other programs.
 """
 
 from __future__ import annotations
@@ -98,7 +99,8 @@ def _start(model, prompt):
     return state, prompt[-1]
 
 
-def autoregressive_generate(target, prompt, max_new_tokens, *, seed=0, temperature=1.0, top_k=None, top_p=None):
+def autoregressive_generate(target, prompt, max_new_tokens, *, seed=0, temperature=1.0, top_k=None, top_p=None,
+                            clock=perf_counter):
     """Plain decoding: one target call per token, each token sampled from the target row's :func:`decoding_law`.
 
     >>> from specdec_lib.text_models import build_model_pair, encode
@@ -111,20 +113,20 @@ def autoregressive_generate(target, prompt, max_new_tokens, *, seed=0, temperatu
     rng = np.random.default_rng(seed)
     state, pending = _start(target, prompt)
     tokens, rounds = [], []
-    start = last = perf_counter()
+    start = last = clock()
     while len(tokens) < max_new_tokens:
         p = decoding_law(target.score(state, [pending])[0], temperature, top_k, top_p)
-        scored = perf_counter()
+        scored = clock()
         pending = sample_token(p, rng)
         tokens.append(pending)
-        now = perf_counter()
+        now = clock()
         rounds.append(RoundRecord(0, (), 1, 0.0, scored - last, now - scored))
         last = now
-    return Generation(tuple(tokens), tuple(rounds), perf_counter() - start)
+    return Generation(tuple(tokens), tuple(rounds), clock() - start)
 
 
 def speculative_generate(target, draft, prompt, max_new_tokens, gamma, *, seed=0, temperature=1.0, top_k=None,
-                         top_p=None, verifier=verify_unchecked):
+                         top_p=None, verifier=verify_unchecked, clock=perf_counter):
     """Speculative decoding: γ draft calls, one target call on γ+1 positions, verify, roll back.
 
     Output is cut to ``max_new_tokens``; the records keep every round whole. ``verifier`` decides
@@ -145,7 +147,7 @@ def speculative_generate(target, draft, prompt, max_new_tokens, gamma, *, seed=0
     draft_state, _ = _start(draft, prompt)
     draft_feed = [pending]  # tokens the draft has yet to read: one, or two after a bonus
     tokens, rounds = [], []
-    start = last = perf_counter()
+    start = last = clock()
     while len(tokens) < max_new_tokens:
         drafts, q_rows = [], []
         for _ in range(gamma):
@@ -153,10 +155,10 @@ def speculative_generate(target, draft, prompt, max_new_tokens, gamma, *, seed=0
             draft_feed = [sample_token(q, rng)]
             drafts.append(draft_feed[0])
             q_rows.append(q)
-        drafted = perf_counter()
+        drafted = clock()
         base = target_state.length
         p_rows = [decoding_law(row, temperature, top_k, top_p) for row in target.score(target_state, [pending] + drafts)]
-        scored = perf_counter()
+        scored = clock()
         verified = verifier(drafts, p_rows, q_rows, rng)
         k, pending = verified.num_accepted, verified.tokens[-1]
         target_state.rollback(base + 1 + k)
@@ -166,8 +168,8 @@ def speculative_generate(target, draft, prompt, max_new_tokens, gamma, *, seed=0
         else:
             draft_feed = [drafts[-1], pending]
         tokens += drafts[:k] + [pending]
-        now = perf_counter()
+        now = clock()
         rounds.append(RoundRecord(gamma, (True,) * k + (False,) * (k < gamma), k + 1,
                                   drafted - last, scored - drafted, now - scored))
         last = now
-    return Generation(tuple(tokens[:max_new_tokens]), tuple(rounds), perf_counter() - start)
+    return Generation(tuple(tokens[:max_new_tokens]), tuple(rounds), clock() - start)

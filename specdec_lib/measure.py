@@ -42,7 +42,7 @@ import platform
 import sys
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from time import perf_counter
+from time import perf_counter, process_time
 
 import numpy as np
 
@@ -58,6 +58,7 @@ COST_CONTEXT = "the target scores several positions in one call, so checking dra
 PROMPT_CHARS = 24  # characters of corpus text each seed's prompt starts from
 CONFIDENCE = 0.95
 SATURATION = 0.9  # cost per token has stopped falling when doubling the batch keeps more than 90 % of it
+CLOCKS = {"cpu": process_time, "wall": perf_counter}  # cpu: this process's CPU time, blind to other programs
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,10 @@ class Workload:
     ``repeats`` seeds in each of two disjoint sets (γ is chosen on the first, reported on the
     second), ``new_tokens`` per decoding run, the γ sweep; α on ``alpha_sequences`` target texts of
     ``alpha_tokens`` tokens; ``cost_calls`` timed calls per point of the cost curve; the batch
-    curve doubles the batch up to ``max_batch``, ``batch_calls`` calls per point.
+    curve doubles the batch up to ``max_batch``, ``batch_calls`` calls per point (more at small
+    batches, where calls are cheap). ``clock`` names the timer in :data:`CLOCKS`: ``"cpu"`` (this
+    process's CPU time, so other programs on a shared machine do not count; on an idle machine it
+    equals wall time for this single-threaded decoder) or ``"wall"``.
     """
 
     new_tokens: int
@@ -79,6 +83,7 @@ class Workload:
     max_batch: int = 1024
     batch_calls: int = 5
     resamples: int = 2000  # bootstrap resamples for each interval
+    clock: str = "cpu"
 
     @property
     def selection_seeds(self) -> tuple[int, ...]:
@@ -94,12 +99,12 @@ class Workload:
 
 
 WORKLOADS = {
-    "chapter": Workload(new_tokens=120, repeats=4, gammas=(1, 2, 3, 4, 6, 8), alpha_sequences=4, alpha_tokens=120,
+    "chapter": Workload(new_tokens=100, repeats=4, gammas=(1, 2, 4, 6, 8), alpha_sequences=4, alpha_tokens=100,
                         cost_calls=15, max_batch=1024, batch_calls=3, resamples=1000),
-    "quick": Workload(new_tokens=150, repeats=5, alpha_sequences=4, alpha_tokens=150, cost_calls=15,
-                      batch_calls=3, resamples=1000),
+    "quick": Workload(new_tokens=120, repeats=3, alpha_sequences=3, alpha_tokens=120, cost_calls=10,
+                      max_batch=256, batch_calls=3, resamples=500),
     "full": Workload(new_tokens=400, repeats=16, alpha_sequences=16, alpha_tokens=300, cost_calls=100,
-                     max_batch=2048, batch_calls=7),
+                     max_batch=4096, batch_calls=5),
 }
 REGIMES = {"temperature 1": (1.0, verify_unchecked), "greedy": (0.0, verify_greedy)}
 
@@ -287,7 +292,7 @@ def alpha_per_prefix(target, draft, texts, prompt_lengths, temperature=1.0) -> t
     return alpha, se, count
 
 
-def cost_curve(target, draft, max_positions=9, calls=30) -> CostCurve:
+def cost_curve(target, draft, max_positions=9, calls=30, clock=perf_counter) -> CostCurve:
     """Seconds per call, one call at a time: the target on 1..max_positions new positions and the draft on one.
 
     All after the same context; calls are interleaved so a slow spell hits them alike. Gives c
@@ -306,9 +311,9 @@ def cost_curve(target, draft, max_positions=9, calls=30) -> CostCurve:
     times = np.zeros((_validate.count("calls", calls, minimum=1), max_positions + 1))
     for i in range(calls):
         for j, (model, b) in enumerate([(draft, 1)] + [(target, b) for b in range(1, max_positions + 1)]):
-            start = perf_counter()
+            start = clock()
             model.score(states[model], new[:b])
-            times[i, j] = perf_counter() - start
+            times[i, j] = clock() - start
             states[model].rollback(base)
     median = np.median(times, axis=0)
     return CostCurve(tuple(range(1, max_positions + 1)), tuple(float(v) for v in median[1:]),
@@ -413,12 +418,12 @@ def acceptance_by_position(rounds, gamma) -> list[float | None]:
     return [float(a / n) if n else None for a, n in zip(accepted, reached)]
 
 
-def batch_curve(target, draft, gamma, alpha, *, max_batch=1024, calls=5, progress=None) -> BatchCurve:
+def batch_curve(target, draft, gamma, alpha, *, max_batch=1024, calls=5, clock=perf_counter, progress=None) -> BatchCurve:
     r"""Cost per call against the number of sequences scored together, and Thm 3.8's speedup at each batch.
 
     At batch B: :math:`S(B) = \frac{1-\alpha^{\gamma+1}}{(1-\alpha)(\gamma c_B + v_B)}` with
     :math:`c_B = T_{draft}(B,1)/T_{target}(B,1)` and :math:`v_B = T_{target}(B,\gamma+1)/T_{target}(B,1)`,
-    all measured. B doubles from 1 until the cost per token has stopped falling and S(B) < 1 at
+    all measured (medians of ``calls`` calls, at least 64 / B). B doubles from 1 until the cost per token has stopped falling and S(B) < 1 at
     two batches in a row, or up to ``max_batch``. The crossover is the first measured batch from
     which every S(B) stays below 1; saturation, the first from which doubling B keeps more than
     :data:`SATURATION` of the cost per token. (Every sequence of a batch is taken to accept as many
@@ -437,12 +442,12 @@ def batch_curve(target, draft, gamma, alpha, *, max_batch=1024, calls=5, progres
         for model, state in states.items():
             model.score_batch(state, np.tile(context[:-gamma - 1], (batch, 1)))
         base, new = len(context) - gamma - 1, np.tile(context[-gamma - 1:], (batch, 1))
-        times = np.zeros((_validate.count("calls", calls, minimum=1), 3))
-        for i in range(calls):
+        times = np.zeros((max(_validate.count("calls", calls, minimum=1), 64 // batch), 3))
+        for i in range(len(times)):
             for j, (model, b) in enumerate(((target, 1), (target, gamma + 1), (draft, 1))):
-                start = perf_counter()
+                start = clock()
                 model.score_batch(states[model], new[:, :b])
-                times[i, j] = perf_counter() - start
+                times[i, j] = clock() - start
                 states[model].rollback(base)
         t1, tv, td = (float(v) for v in np.median(times, axis=0))
         points.append(BatchPoint(batch, t1, tv, td, t1 / batch, predicted_speedup(alpha, gamma, td / t1, tv / t1)))
@@ -490,16 +495,16 @@ class _Progress:
 def _decode_seeds(target, draft, seeds, workload, temperature, verifier, progress):
     """Per seed: the baseline and every γ, in an order that rotates with the seed."""
     baseline, speculative = [], {g: [] for g in workload.gammas}
-    jobs = [None] + list(workload.gammas)
+    jobs, clock = [None] + list(workload.gammas), CLOCKS[workload.clock]
     for i, seed in enumerate(seeds):
         prompt = prompt_for_seed(seed)
         for g in jobs[i % len(jobs):] + jobs[: i % len(jobs)]:
             if g is None:
                 baseline.append(autoregressive_generate(target, prompt, workload.new_tokens, seed=seed,
-                                                        temperature=temperature))
+                                                        temperature=temperature, clock=clock))
             else:
                 speculative[g].append(speculative_generate(target, draft, prompt, workload.new_tokens, g, seed=seed,
-                                                           temperature=temperature, verifier=verifier))
+                                                           temperature=temperature, verifier=verifier, clock=clock))
             progress.step(f"seed {seed}: {'baseline' if g is None else f'gamma={g}'}")
     return baseline, speculative
 
@@ -576,16 +581,19 @@ def measure(workload: Workload, *, models=None, progress=None) -> Report:
     started = perf_counter()
     if workload.repeats < 2:
         raise ValueError("repeats: need at least two seeds per set for an interval")
+    if workload.clock not in CLOCKS:
+        raise ValueError(f"clock: must be one of {sorted(CLOCKS)}, got {workload.clock!r}")
     target, draft = build_model_pair() if models is None else models
     per_regime = workload.alpha_sequences + 2 * workload.repeats * (1 + len(workload.gammas))
     progress_bar = _Progress(1 + len(REGIMES) * per_regime, progress)
-    curve = cost_curve(target, draft, max_positions=max(workload.gammas) + 1, calls=workload.cost_calls)
+    clock = CLOCKS[workload.clock]
+    curve = cost_curve(target, draft, max_positions=max(workload.gammas) + 1, calls=workload.cost_calls, clock=clock)
     progress_bar.step("cost curve")
     regimes = {name: measure_regime(target, draft, workload, curve, temperature, verifier, progress_bar)
                for name, (temperature, verifier) in REGIMES.items()}
     sampled = regimes["temperature 1"]
     batches = batch_curve(target, draft, sampled.gamma, sampled.alpha_per_prefix, max_batch=workload.max_batch,
-                          calls=workload.batch_calls, progress=progress)
+                          calls=workload.batch_calls, clock=clock, progress=progress)
     if progress is not None:
         progress.write("\n")
     top = {f.name: getattr(sampled, f.name) for f in dataclasses.fields(RegimeReport)}

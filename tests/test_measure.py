@@ -297,6 +297,7 @@ def test_score_batch_equals_scoring_each_sequence_alone(pair):
     (lambda: measure.alpha_per_prefix(None, None, [PROMPT], [3]), "texts"),
     (lambda: measure.prompt_for_seed(-1), "seed"),
     (lambda: measure.measure(dataclasses.replace(TINY, repeats=1)), "repeats"),
+    (lambda: measure.measure(dataclasses.replace(TINY, clock="sundial")), "clock"),
 ])
 def test_bad_measurement_inputs_name_themselves(call, message):
     with pytest.raises(ValueError, match=message):
