@@ -101,8 +101,8 @@ class Workload:
 WORKLOADS = {
     "chapter": Workload(new_tokens=100, repeats=4, gammas=(1, 2, 4, 6, 8), alpha_sequences=4, alpha_tokens=100,
                         cost_calls=15, max_batch=1024, batch_calls=3, resamples=1000),
-    "quick": Workload(new_tokens=120, repeats=3, alpha_sequences=3, alpha_tokens=120, cost_calls=10,
-                      max_batch=256, batch_calls=3, resamples=500),
+    "quick": Workload(new_tokens=100, repeats=3, alpha_sequences=3, alpha_tokens=100, cost_calls=10,
+                      max_batch=128, batch_calls=3, resamples=500),
     "full": Workload(new_tokens=400, repeats=16, alpha_sequences=16, alpha_tokens=300, cost_calls=100,
                      max_batch=4096, batch_calls=5),
 }

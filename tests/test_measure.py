@@ -265,7 +265,9 @@ def test_command_line_prints_one_json_object_with_the_listed_keys(monkeypatch, c
     monkeypatch.setitem(measure.WORKLOADS, "quick", TINY)
     monkeypatch.setattr(measure, "build_model_pair", lambda: pair)
     assert measure.main(["--quick", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    assert "] " in captured.err and "#" in captured.err  # the progress bar goes to stderr, JSON alone to stdout
+    out = json.loads(captured.out)
     for regime in (out, out["greedy"]):
         for key, kind in TOP_LEVEL.items():
             assert isinstance(regime[key], kind), key
