@@ -1,6 +1,6 @@
 """Generating text, plainly and speculatively, with every round's time split into draft, verify and overhead.
 
-Both generators sample from the same law: the target's row passed through :func:`decoding_law`
+Both generators sample from the same law: the target's row passed through :func:`decoding_distribution`
 with the same settings (:func:`~specdec_lib.transforms.sampling_transform`, or the argmax at
 temperature 0). The speculative one drafts γ tokens from the draft's transformed rows (q is
 exactly what each draft token was sampled from), scores the pending token and the γ drafts in
@@ -25,8 +25,8 @@ from .transforms import sampling_transform
 from .verification import verify_unchecked
 
 
-def decoding_law(probs, temperature=1.0, top_k=None, top_p=None) -> np.ndarray:
-    """The law a decoder samples from: ``sampling_transform(probs, …)``, or at temperature 0 the argmax.
+def decoding_distribution(probs, temperature=1.0, top_k=None, top_p=None) -> np.ndarray:
+    """The distribution a decoder samples from: ``sampling_transform(probs, …)``, or at temperature 0 the argmax.
 
     Temperature 0 is greedy decoding: the one-hot row at the argmax, as
     :func:`~specdec_lib.greedy.argmax_distribution` gives without its input checks (the models'
@@ -35,9 +35,9 @@ def decoding_law(probs, temperature=1.0, top_k=None, top_p=None) -> np.ndarray:
 
     >>> from specdec_lib import argmax_distribution
     >>> p = np.array([0.2, 0.5, 0.3])
-    >>> decoding_law(p, temperature=0).tolist() == argmax_distribution(p).tolist() == [0.0, 1.0, 0.0]
+    >>> decoding_distribution(p, temperature=0).tolist() == argmax_distribution(p).tolist() == [0.0, 1.0, 0.0]
     True
-    >>> decoding_law(np.array([0.6, 0.3, 0.1]), temperature=0.5).round(4).tolist()
+    >>> decoding_distribution(np.array([0.6, 0.3, 0.1]), temperature=0.5).round(4).tolist()
     [0.7826, 0.1957, 0.0217]
     """
     if _validate.nonnegative("temperature", temperature) == 0:
@@ -101,7 +101,7 @@ def _start(model, prompt):
 
 def autoregressive_generate(target, prompt, max_new_tokens, *, seed=0, temperature=1.0, top_k=None, top_p=None,
                             clock=perf_counter):
-    """Plain decoding: one target call per token, each token sampled from the target row's :func:`decoding_law`.
+    """Plain decoding: one target call per token, each token sampled from the target row's :func:`decoding_distribution`.
 
     >>> from specdec_lib.text_models import build_model_pair, encode
     >>> target, _ = build_model_pair(target_layers=2)
@@ -115,7 +115,7 @@ def autoregressive_generate(target, prompt, max_new_tokens, *, seed=0, temperatu
     tokens, rounds = [], []
     start = last = clock()
     while len(tokens) < max_new_tokens:
-        p = decoding_law(target.score(state, [pending])[0], temperature, top_k, top_p)
+        p = decoding_distribution(target.score(state, [pending])[0], temperature, top_k, top_p)
         scored = clock()
         pending = sample_token(p, rng)
         tokens.append(pending)
@@ -151,13 +151,13 @@ def speculative_generate(target, draft, prompt, max_new_tokens, gamma, *, seed=0
     while len(tokens) < max_new_tokens:
         drafts, q_rows = [], []
         for _ in range(gamma):
-            q = decoding_law(draft.score(draft_state, draft_feed)[-1], temperature, top_k, top_p)
+            q = decoding_distribution(draft.score(draft_state, draft_feed)[-1], temperature, top_k, top_p)
             draft_feed = [sample_token(q, rng)]
             drafts.append(draft_feed[0])
             q_rows.append(q)
         drafted = clock()
         base = target_state.length
-        p_rows = [decoding_law(row, temperature, top_k, top_p) for row in target.score(target_state, [pending] + drafts)]
+        p_rows = [decoding_distribution(row, temperature, top_k, top_p) for row in target.score(target_state, [pending] + drafts)]
         scored = clock()
         verified = verifier(drafts, p_rows, q_rows, rng)
         k, pending = verified.num_accepted, verified.tokens[-1]

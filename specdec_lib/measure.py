@@ -49,7 +49,7 @@ import numpy as np
 from . import _validate
 from .counting import expected_output_count, improvement_factor
 from .distributions import acceptance_rate
-from .generate import autoregressive_generate, decoding_law, speculative_generate
+from .generate import autoregressive_generate, decoding_distribution, speculative_generate
 from .greedy import verify_greedy
 from .text_models import build_model_pair, corpus_text, encode
 from .verification import verify_unchecked
@@ -265,7 +265,7 @@ def alpha_per_prefix(target, draft, texts, prompt_lengths, temperature=1.0) -> t
 
     ``texts[s]`` is a prompt of ``prompt_lengths[s]`` tokens followed by tokens the target wrote;
     β is averaged over every prefix at which the target wrote one (p, q: both models' rows after
-    :func:`~specdec_lib.generate.decoding_law`). Returns (α, its standard error, prefixes): the
+    :func:`~specdec_lib.generate.decoding_distribution`). Returns (α, its standard error, prefixes): the
     error is that of the mean of the per-text means, since prefixes of one text are correlated.
 
     >>> target, draft = build_model_pair(target_layers=1)
@@ -282,7 +282,7 @@ def alpha_per_prefix(target, draft, texts, prompt_lengths, temperature=1.0) -> t
         if len(text) <= start:
             raise ValueError("texts: each text needs at least one token after its prompt")
         p_rows, q_rows = (m.score(m.new_state(), text[:-1])[start - 1:] for m in (target, draft))
-        betas = [acceptance_rate(decoding_law(p, temperature), decoding_law(q, temperature))
+        betas = [acceptance_rate(decoding_distribution(p, temperature), decoding_distribution(q, temperature))
                  for p, q in zip(p_rows, q_rows)]
         means.append(np.mean(betas))
         count += len(betas)
@@ -381,7 +381,11 @@ def gap_factors(alpha, gamma, c, verify_ratio, tokens_per_round, round_s, baseli
 
 def speedup_interval(spec_tokens, spec_wall, base_tokens, base_wall, *, resamples=2000, seed=0,
                      confidence=CONFIDENCE) -> tuple[float, float]:
-    r"""Percentile bootstrap interval of the pooled speedup :math:`\frac{\sum n^{spec}_r / \sum t^{spec}_r}{\sum n^{base}_r / \sum t^{base}_r}`.
+    r"""Percentile bootstrap interval of the pooled speedup over runs r (tokens n, seconds t).
+
+    .. math::
+
+        S = \frac{\sum_r n^{spec}_r / \sum_r t^{spec}_r}{\sum_r n^{base}_r / \sum_r t^{base}_r}
 
     Seeds r are resampled with replacement, each keeping its speculative and baseline run
     together (they ran side by side, so a slow spell hits both).
@@ -418,15 +422,16 @@ def acceptance_by_position(rounds, gamma) -> list[float | None]:
     return [float(a / n) if n else None for a, n in zip(accepted, reached)]
 
 
-def batch_curve(target, draft, gamma, alpha, *, max_batch=1024, calls=5, clock=perf_counter, progress=None) -> BatchCurve:
+def batch_curve(target, draft, gamma, alpha, *, max_batch=1024, calls=5, clock=perf_counter,
+                progress=None) -> BatchCurve:
     r"""Cost per call against the number of sequences scored together, and Thm 3.8's speedup at each batch.
 
     At batch B: :math:`S(B) = \frac{1-\alpha^{\gamma+1}}{(1-\alpha)(\gamma c_B + v_B)}` with
     :math:`c_B = T_{draft}(B,1)/T_{target}(B,1)` and :math:`v_B = T_{target}(B,\gamma+1)/T_{target}(B,1)`,
-    all measured (medians of ``calls`` calls, at least 64 / B). B doubles from 1 until the cost per token has stopped falling and S(B) < 1 at
-    two batches in a row, or up to ``max_batch``. The crossover is the first measured batch from
-    which every S(B) stays below 1; saturation, the first from which doubling B keeps more than
-    :data:`SATURATION` of the cost per token. (Every sequence of a batch is taken to accept as many
+    all measured (medians of ``calls`` calls, at least 64 / B). B doubles from 1 until the cost
+    per token has stopped falling and S(B) < 1 at two batches in a row, or up to ``max_batch``.
+    The crossover is the first measured batch from which every S(B) stays below 1; saturation,
+    the first from which doubling B keeps more than :data:`SATURATION` of the cost per token. (Every sequence of a batch is taken to accept as many
     drafts; in a real batch they differ, and the shorter ones waste positions.)
 
     >>> target, draft = build_model_pair(target_layers=1)

@@ -24,7 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from specdec_lib import improvement_factor, measure, sampling_transform, text_models, verify_greedy
-from specdec_lib.generate import autoregressive_generate, decoding_law, speculative_generate
+from specdec_lib.generate import autoregressive_generate, decoding_distribution, speculative_generate
 from specdec_lib.text_models import ALPHABET, VOCAB_SIZE, build_model_pair, corpus_text, decode, encode
 from specdec_lib.stats import emitted_law_pvalues
 
@@ -313,7 +313,7 @@ def test_bad_model_inputs_name_themselves(pair):
     with pytest.raises(ValueError, match="tokens"):
         _ = target.new_state(batch=2).tokens
     with pytest.raises(ValueError, match="temperature"):
-        decoding_law(np.array([0.5, 0.5]), temperature=-1)
+        decoding_distribution(np.array([0.5, 0.5]), temperature=-1)
 
 
 # --- the corpus: fixed, shipped, and independent of the book ---------------------------------------
