@@ -1,11 +1,14 @@
 """Generating text, plainly and speculatively, with every round's time split into draft, verify and overhead.
 
-Both generators sample from the same law: the target's row passed through
-:func:`~specdec_lib.transforms.sampling_transform` with the same settings. The speculative
-one drafts γ tokens from the draft's transformed rows (q is exactly what each draft token
-was sampled from), scores the pending token and the γ drafts in one target call, verifies
-them with :func:`~specdec_lib.verification.verify_unchecked` (``verify``'s own rule), and rolls both caches back past
-whatever was rejected. The prompt is read before the clock starts; what is timed is decoding.
+Both generators sample from the same law: the target's row passed through :func:`decoding_distribution`
+with the same settings (:func:`~specdec_lib.transforms.sampling_transform`, or the argmax at
+temperature 0). The speculative one drafts γ tokens from the draft's transformed rows (q is
+exactly what each draft token was sampled from), scores the pending token and the γ drafts in
+one target call, verifies them with :func:`~specdec_lib.verification.verify_unchecked`
+(``verify``'s own rule; ``verifier=`` swaps it, e.g. for ``verify_greedy``), and rolls both
+caches back past whatever was rejected. The prompt is read before the clock starts; what is
+timed is decoding. ``clock`` (default ``time.perf_counter``, wall time) can be any seconds
+counter, e.g. ``time.process_time`` to leave out time a shared machine spent on other programs.
 """
 
 from __future__ import annotations
@@ -16,10 +19,34 @@ from time import perf_counter
 import numpy as np
 
 from . import _validate
+from .sampling import sample_token
 from .text_models import decode
 from .transforms import sampling_transform
-from .sampling import sample_token
 from .verification import verify_unchecked
+
+
+def decoding_distribution(probs, temperature=1.0, top_k=None, top_p=None) -> np.ndarray:
+    """The distribution a decoder samples from: ``sampling_transform(probs, …)``, or at temperature 0 the argmax.
+
+    Temperature 0 is greedy decoding: the one-hot row at the argmax, as
+    :func:`~specdec_lib.greedy.argmax_distribution` gives without its input checks (the models'
+    rows are valid by construction; top-k and top-p keep the argmax, so they change nothing). At
+    temperature 1 with neither top-k nor top-p the row is returned as it is (the identity).
+
+    >>> from specdec_lib import argmax_distribution
+    >>> p = np.array([0.2, 0.5, 0.3])
+    >>> decoding_distribution(p, temperature=0).tolist() == argmax_distribution(p).tolist() == [0.0, 1.0, 0.0]
+    True
+    >>> decoding_distribution(np.array([0.6, 0.3, 0.1]), temperature=0.5).round(4).tolist()
+    [0.7826, 0.1957, 0.0217]
+    """
+    if _validate.nonnegative("temperature", temperature) == 0:
+        onehot = np.zeros(len(probs))
+        onehot[int(np.argmax(probs))] = 1.0
+        return onehot
+    if temperature == 1 and top_k is None and top_p is None:
+        return probs
+    return sampling_transform(probs, temperature, top_k, top_p)
 
 
 @dataclass(frozen=True)
@@ -72,8 +99,9 @@ def _start(model, prompt):
     return state, prompt[-1]
 
 
-def autoregressive_generate(target, prompt, max_new_tokens, *, seed=0, temperature=1.0, top_k=None, top_p=None):
-    """Plain decoding: one target call per token, each token sampled from the transformed target row.
+def autoregressive_generate(target, prompt, max_new_tokens, *, seed=0, temperature=1.0, top_k=None, top_p=None,
+                            clock=perf_counter):
+    """Plain decoding: one target call per token, each token sampled from the target row's :func:`decoding_distribution`.
 
     >>> from specdec_lib.text_models import build_model_pair, encode
     >>> target, _ = build_model_pair(target_layers=2)
@@ -85,26 +113,26 @@ def autoregressive_generate(target, prompt, max_new_tokens, *, seed=0, temperatu
     rng = np.random.default_rng(seed)
     state, pending = _start(target, prompt)
     tokens, rounds = [], []
-    start = last = perf_counter()
+    start = last = clock()
     while len(tokens) < max_new_tokens:
-        p = sampling_transform(target.score(state, [pending])[0], temperature, top_k, top_p)
-        scored = perf_counter()
+        p = decoding_distribution(target.score(state, [pending])[0], temperature, top_k, top_p)
+        scored = clock()
         pending = sample_token(p, rng)
         tokens.append(pending)
-        now = perf_counter()
+        now = clock()
         rounds.append(RoundRecord(0, (), 1, 0.0, scored - last, now - scored))
         last = now
-    return Generation(tuple(tokens), tuple(rounds), perf_counter() - start)
+    return Generation(tuple(tokens), tuple(rounds), clock() - start)
 
 
 def speculative_generate(target, draft, prompt, max_new_tokens, gamma, *, seed=0, temperature=1.0, top_k=None,
-                         top_p=None, verifier=verify_unchecked):
+                         top_p=None, verifier=verify_unchecked, clock=perf_counter):
     """Speculative decoding: γ draft calls, one target call on γ+1 positions, verify, roll back.
 
     Output is cut to ``max_new_tokens``; the records keep every round whole. ``verifier`` decides
     each round from ``(drafts, target_rows, draft_rows, rng)`` and returns a ``VerifiedRound``;
     the default is strict verification (``verify_unchecked``). Any function with ``verify``'s
-    signature works too.
+    signature works too; at ``temperature=0`` the rows are one-hot argmaxes, for ``verify_greedy``.
 
     >>> from specdec_lib.text_models import build_model_pair, encode
     >>> target, draft = build_model_pair(target_layers=2)
@@ -119,18 +147,18 @@ def speculative_generate(target, draft, prompt, max_new_tokens, gamma, *, seed=0
     draft_state, _ = _start(draft, prompt)
     draft_feed = [pending]  # tokens the draft has yet to read: one, or two after a bonus
     tokens, rounds = [], []
-    start = last = perf_counter()
+    start = last = clock()
     while len(tokens) < max_new_tokens:
         drafts, q_rows = [], []
         for _ in range(gamma):
-            q = sampling_transform(draft.score(draft_state, draft_feed)[-1], temperature, top_k, top_p)
+            q = decoding_distribution(draft.score(draft_state, draft_feed)[-1], temperature, top_k, top_p)
             draft_feed = [sample_token(q, rng)]
             drafts.append(draft_feed[0])
             q_rows.append(q)
-        drafted = perf_counter()
+        drafted = clock()
         base = target_state.length
-        p_rows = [sampling_transform(row, temperature, top_k, top_p) for row in target.score(target_state, [pending] + drafts)]
-        scored = perf_counter()
+        p_rows = [decoding_distribution(row, temperature, top_k, top_p) for row in target.score(target_state, [pending] + drafts)]
+        scored = clock()
         verified = verifier(drafts, p_rows, q_rows, rng)
         k, pending = verified.num_accepted, verified.tokens[-1]
         target_state.rollback(base + 1 + k)
@@ -140,8 +168,8 @@ def speculative_generate(target, draft, prompt, max_new_tokens, gamma, *, seed=0
         else:
             draft_feed = [drafts[-1], pending]
         tokens += drafts[:k] + [pending]
-        now = perf_counter()
+        now = clock()
         rounds.append(RoundRecord(gamma, (True,) * k + (False,) * (k < gamma), k + 1,
                                   drafted - last, scored - drafted, now - scored))
         last = now
-    return Generation(tuple(tokens[:max_new_tokens]), tuple(rounds), perf_counter() - start)
+    return Generation(tuple(tokens[:max_new_tokens]), tuple(rounds), clock() - start)

@@ -1,9 +1,10 @@
 """A target/draft model pair to time speculative decoding on: real costs, constructed knowledge.
 
-What the models know about text comes from character n-gram tables fitted, when a model is
-built, to the course's own prose (``README.md`` and the chapters under ``book/``). What they
-cost comes from a network of random (seeded) weights with the shape of a decoder-only
-transformer: token and position embeddings, then layers of causal self-attention over a
+What the models know about text comes from character n-gram tables fitted to a fixed text
+shipped inside the package (``specdec_lib/data/corpus.txt``, about 4,800 words of plain prose
+written for the course; :data:`CORPUS_SHA256` pins it), never to files of the book, so editing
+a chapter cannot move a model. What they cost comes from a network of random (seeded) weights
+with the shape of a decoder-only transformer: token and position embeddings, then layers of causal self-attention over a
 key/value cache and a small MLP. Its output nudges the n-gram's logits, so its work is used,
 but it adds no knowledge. The target runs many small layers, so one call costs about the same
 for 1 or 9 positions (like a large model at batch 1, where reading the weights dominates); the
@@ -11,16 +12,17 @@ draft runs one tiny layer over a lower-order n-gram.
 
 Each sequence keeps a cache (:class:`LMState`): the tokens seen and every layer's keys and
 values. Scoring new tokens appends to it; :meth:`LMState.rollback` truncates it, which is
-what speculation does after a rejection.
+what speculation does after a rejection. A state can hold a batch of sequences of equal length,
+scored together by :meth:`CachedLM.score_batch` (to measure what batching does to a call's cost).
 """
 
 from __future__ import annotations
 
-import json
+import hashlib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
+from importlib import resources
 
 import numpy as np
 
@@ -30,9 +32,7 @@ ALPHABET = " abcdefghijklmnopqrstuvwxyz0123456789.,;:'()-"  # token id = index i
 VOCAB_SIZE = len(ALPHABET)
 _TOKEN_OF = {ch: i for i, ch in enumerate(ALPHABET)}
 NUDGE = 0.3  # how far (in logits) the random network may move the n-gram's prediction
-ROOT = Path(__file__).resolve().parent.parent
-_MARKUP = re.compile(r"```.*?```|\$\$.*?\$\$|\$[^$\n]*\$|`[^`\n]*`|\{[^}\n]*\}|\]\([^)\n]*\)|<[^>\n]*>|https?://\S+",
-                     re.DOTALL)
+CORPUS_SHA256 = "9df3d483263c623254f21a1944213013d27965883d47243158614b13daeb8d56"  # the frozen corpus
 
 
 def encode(text: str) -> np.ndarray:
@@ -56,26 +56,20 @@ def decode(tokens) -> str:
     return "".join(ALPHABET[int(t)] for t in tokens)
 
 
-def course_prose(root=ROOT) -> str:
-    """The course's own prose, read now: ``README.md``, ``book/*.md`` and the notebooks' markdown cells.
+def corpus_text() -> str:
+    """The fixed text both models are fitted to, read from the package (not from the book).
 
-    Code blocks, math, roles, links and HTML are dropped; files are read in sorted order.
+    Raises ``ValueError`` if the file differs from the frozen snapshot :data:`CORPUS_SHA256`.
 
-    >>> len(course_prose()) > 1000
-    True
+    >>> text = corpus_text()
+    >>> len(text.split()) > 4000, hashlib.sha256(text.encode()).hexdigest() == CORPUS_SHA256
+    (True, True)
     """
-    root = Path(root)
-    texts = []
-    for path in [root / "README.md"] + sorted((root / "book").glob("*.md")) + sorted((root / "book").glob("*.ipynb")):
-        if not path.is_file():
-            continue
-        if path.suffix == ".ipynb":
-            cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-            text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
-        else:
-            text = path.read_text(encoding="utf-8")
-        texts.append(_MARKUP.sub(" ", text))
-    return "\n".join(texts)
+    text = resources.files(__package__).joinpath("data", "corpus.txt").read_text(encoding="utf-8")
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    if digest != CORPUS_SHA256:
+        raise ValueError(f"corpus: data/corpus.txt has SHA-256 {digest}, not the frozen {CORPUS_SHA256}")
+    return text
 
 
 class NGramModel:
@@ -132,35 +126,52 @@ class NGramModel:
 
 
 class LMState:
-    """One sequence's cache: the tokens scored so far and every layer's keys and values.
+    """The cache of a batch of sequences of equal length: their tokens and every layer's keys and values.
+
+    ``batch`` sequences (default one) advance together; :attr:`tokens` is the single sequence's
+    tokens when ``batch`` is 1.
 
     >>> s = LMState(n_layers=2, d_model=4)
-    >>> s.length
-    0
+    >>> s.length, s.batch
+    (0, 1)
     """
 
-    def __init__(self, n_layers: int, d_model: int, capacity: int = 256):
-        self.tokens: list[int] = []
-        self.keys = np.zeros((n_layers, capacity, d_model), dtype=np.float32)
+    def __init__(self, n_layers: int, d_model: int, capacity: int = 256, batch: int = 1):
+        self.rows: list[list[int]] = [[] for _ in range(_validate.count("batch", batch, minimum=1))]
+        self.keys = np.zeros((n_layers, batch, capacity, d_model), dtype=np.float32)
         self.values = np.zeros_like(self.keys)
 
     @property
+    def batch(self) -> int:
+        return len(self.rows)
+
+    @property
     def length(self) -> int:
-        return len(self.tokens)
+        return len(self.rows[0])
+
+    @property
+    def tokens(self) -> list[int]:
+        """The tokens scored so far (a state holding one sequence only)."""
+        if self.batch != 1:
+            raise ValueError(f"tokens: this state holds {self.batch} sequences; read state.rows")
+        return self.rows[0]
 
     def rollback(self, length: int) -> None:
         """Forget every token after the first ``length`` (their keys and values are overwritten later)."""
         length = _validate.count("length", length)
         if length > self.length:
             raise ValueError(f"length: cannot roll forward from {self.length} to {length}")
-        del self.tokens[length:]
+        for row in self.rows:
+            del row[length:]
 
     def _reserve(self, length: int) -> None:
-        capacity = self.keys.shape[1]
+        capacity = self.keys.shape[2]
         if length > capacity:
-            grow = np.zeros((self.keys.shape[0], max(length, 2 * capacity) - capacity, self.keys.shape[2]), np.float32)
-            self.keys = np.concatenate([self.keys, grow], axis=1)
-            self.values = np.concatenate([self.values, grow], axis=1)
+            shape = list(self.keys.shape)
+            shape[2] = max(length, 2 * capacity) - capacity
+            grow = np.zeros(shape, np.float32)
+            self.keys = np.concatenate([self.keys, grow], axis=2)
+            self.values = np.concatenate([self.values, grow], axis=2)
 
 
 @dataclass(frozen=True)
@@ -209,26 +220,39 @@ class CachedLM:
         self.w_out = weights(d, VOCAB_SIZE, scale=d**-0.5)
         self.frequencies = (10000.0 ** (-np.arange(0, d, 2) / d)).astype(np.float32)
 
-    def new_state(self) -> LMState:
-        """An empty cache for one new sequence."""
-        return LMState(self.shape.n_layers, self.shape.d_model)
+    def new_state(self, batch: int = 1, capacity: int = 256) -> LMState:
+        """An empty cache for ``batch`` new sequences (one by default), room for ``capacity`` positions (it grows)."""
+        return LMState(self.shape.n_layers, self.shape.d_model, capacity, batch)
 
     def score(self, state: LMState, tokens) -> np.ndarray:
         """Append ``tokens`` to the sequence in one call; row i is the next-token law after ``tokens[:i+1]``."""
-        tokens = [int(t) for t in tokens]
-        if not tokens:
-            raise ValueError("tokens: need at least one token to score")
-        start = state.length
-        nudges = np.tanh(self._network(state, tokens, start) @ self.w_out)
-        state.tokens.extend(tokens)
-        logits = np.log([self.ngram.probabilities(state.tokens, end) for end in range(start + 1, state.length + 1)])
-        logits += self.nudge * nudges
-        probs = np.exp(logits - logits.max(axis=1, keepdims=True))
-        return probs / probs.sum(axis=1, keepdims=True)
+        return self.score_batch(state, [tokens])[0]
 
-    def _network(self, state: LMState, tokens: list[int], start: int) -> np.ndarray:
+    def score_batch(self, state: LMState, tokens) -> np.ndarray:
+        """Append ``tokens[s]`` to sequence s of the batch, all in one call; returns (batch, positions, vocab).
+
+        >>> lm = CachedLM(NGramModel(encode("abab abab"), order=3), ModelShape(2, 8), seed=0)
+        >>> rows = lm.score_batch(lm.new_state(batch=2), [encode("ab"), encode("ba")])
+        >>> rows.shape, bool(np.allclose(rows[1], lm.score(lm.new_state(), encode("ba"))))
+        ((2, 2, 45), True)
+        """
+        tokens = np.asarray(tokens, dtype=np.intp)
+        if tokens.ndim != 2 or tokens.shape[0] != state.batch or tokens.shape[1] == 0:
+            raise ValueError(f"tokens: need {state.batch} equal-length, non-empty token lists, got shape {tokens.shape}")
+        start, n = state.length, tokens.shape[1]
+        nudges = np.tanh(self._network(state, tokens, start) @ self.w_out)
+        ngram = []
+        for row, new in zip(state.rows, tokens.tolist()):
+            row.extend(new)
+            ngram += [self.ngram.probabilities(row, end) for end in range(start + 1, start + n + 1)]
+        logits = np.log(ngram).reshape(nudges.shape) + self.nudge * nudges
+        probs = np.exp(logits - logits.max(axis=2, keepdims=True))
+        return probs / probs.sum(axis=2, keepdims=True)
+
+    def _network(self, state: LMState, tokens: np.ndarray, start: int) -> np.ndarray:
         """Every layer: causal self-attention over the cache's last ``window`` positions, then an MLP."""
-        b, d, end, window = len(tokens), self.shape.d_model, start + len(tokens), self.shape.window
+        b, d, window = tokens.shape[1], self.shape.d_model, self.shape.window
+        end = start + b
         state._reserve(end)
         first = max(0, start + 1 - window)  # oldest cached position any new token can see
         angles = np.arange(start, end, dtype=np.float32)[:, None] * self.frequencies
@@ -240,13 +264,13 @@ class CachedLM:
         for layer in range(self.shape.n_layers):
             keys, values = state.keys[layer], state.values[layer]
             qkv = x @ self.w_qkv[layer]
-            keys[start:end] = qkv[:, d: 2 * d]
-            values[start:end] = qkv[:, 2 * d:]
-            scores = qkv[:, :d] @ keys[first:end].T
+            keys[:, start:end] = qkv[..., d: 2 * d]
+            values[:, start:end] = qkv[..., 2 * d:]
+            scores = qkv[..., :d] @ keys[:, first:end].transpose(0, 2, 1)
             if mask is not None:
                 scores += mask
-            attention = np.exp(scores - scores.max(axis=1, keepdims=True))
-            x = x + ((attention @ values[first:end]) / attention.sum(axis=1, keepdims=True)) @ self.w_o[layer]
+            attention = np.exp(scores - scores.max(axis=2, keepdims=True))
+            x = x + ((attention @ values[:, first:end]) / attention.sum(axis=2, keepdims=True)) @ self.w_o[layer]
             x = x + np.maximum(x @ self.w_up[layer], 0) @ self.w_down[layer]
         return x
 
@@ -257,7 +281,7 @@ DRAFT_SHAPE = ModelShape(n_layers=1, d_model=8)
 
 
 def build_model_pair(text=None, *, target_layers=TARGET_SHAPE.n_layers, seed=0):
-    """The course's (target, draft) pair, fitted to ``text`` (default: :func:`course_prose`, read now).
+    """The course's (target, draft) pair, fitted to ``text`` (default: the shipped :func:`corpus_text`).
 
     The target: an order-8 n-gram inside a network of ``target_layers`` layers of width 16.
     The draft: an order-6 n-gram inside one layer of width 8. Weights come from ``seed``.
@@ -266,7 +290,7 @@ def build_model_pair(text=None, *, target_layers=TARGET_SHAPE.n_layers, seed=0):
     >>> target.shape.n_layers, draft.shape.n_layers, target.ngram.order, draft.ngram.order
     (2, 1, 8, 6)
     """
-    text = course_prose() if text is None else text
+    text = corpus_text() if text is None else text
     shape = ModelShape(_validate.count("target_layers", target_layers, minimum=1), TARGET_SHAPE.d_model)
     target = CachedLM(_fitted_ngram(text, TARGET_ORDER), shape, seed=seed)
     draft = CachedLM(_fitted_ngram(text, DRAFT_ORDER), DRAFT_SHAPE, seed=seed + 1)
@@ -275,5 +299,5 @@ def build_model_pair(text=None, *, target_layers=TARGET_SHAPE.n_layers, seed=0):
 
 @lru_cache(maxsize=8)
 def _fitted_ngram(text: str, order: int) -> NGramModel:
-    """Fitting takes most of a second; models built from the same text share their tables."""
+    """Fitting takes a fraction of a second; models built from the same text share their tables."""
     return NGramModel(encode(text), order)
