@@ -2,49 +2,64 @@
 
 Modules follow the lesson: ``distributions`` (a, r, α at one prefix), ``verification`` (one
 round: ``verify`` = input checks + ``verify_unchecked``), ``counting`` (K, E[K], rates and the
-paper's factors), ``sampling`` (drawing tokens). The verification lab adds ``streams`` (exact
-stream distributions), ``simulate`` (many rounds at once), ``transforms`` (temperature, top-k,
-top-p and mismatches), ``greedy``, ``checker`` (is a verifier exact?) and ``broken_verifiers``
-(planted bugs), on the 3-token ``toy_models``; ``variants`` (block, typical and lenient
-verification) and ``trees`` (several drafts per position, token trees) are judged by the same
-tools. Measurement: ``text_models`` (a cost-realistic character model pair with caches),
+paper's factors), ``varying_acceptance`` (E[K] when acceptance varies between rounds or along
+one), ``sampling`` (drawing tokens). The verification lab adds ``streams`` (exact stream
+distributions), ``simulate`` (many rounds at once), ``transforms`` (temperature, top-k, top-p and
+mismatches), ``greedy``, ``checker`` (is a verifier exact?) and ``broken_verifiers`` (planted
+bugs), on the 3-token ``toy_models``; ``variants`` (block, typical and lenient verification) and
+``trees`` (several drafts per position, token trees) are judged by the same tools. Measurement:
+``text_models`` (a cost-realistic character model pair with caches, fitted to ``data/corpus.txt``),
 ``generate`` (plain and speculative generation with timed rounds) and ``measure`` (the command).
 Display: ``display`` (numbers as text), ``plotting`` (needs matplotlib) and ``explorers`` (needs
-ipywidgets when live). Input checks live in ``_validate``. Build and grading tools are in the sibling
-package ``specdec_course``.
+ipywidgets when live). Input checks live in ``_validate``. Build and grading tools are in the
+sibling package ``specdec_course``.
 """
 
+from .distributions import (
+    acceptance_probabilities,
+    acceptance_rate,
+    accepted_mass,
+    correction_distribution,
+    damped_acceptance,
+    lenient_acceptance_rate,
+    lenient_output_distribution,
+    output_distribution,
+    residual_distribution,
+    rule_acceptance_rate,
+    rule_correction,
+    rule_output_distribution,
+)
 from .counting import (
     break_even_verify_time,
     expected_output_count,
     expected_wasted_proposals,
+    forward_pass_time,
     improvement_factor,
     operations_factor,
     optimal_gamma,
     output_count_pmf,
     scenario_rate,
 )
-from .distributions import (
-    acceptance_probabilities,
-    accepted_mass,
-    acceptance_rate,
-    output_distribution,
-    correction_distribution,
-    lenient_acceptance_rate,
-    lenient_output_distribution,
-    residual_distribution,
+from .varying_acceptance import (
+    expected_output_count_along_round,
+    expected_output_count_between_rounds,
+    next_position_rate,
 )
 from .sampling import sample_token
 from .verification import VerifiedRound, verify, verify_unchecked
 from .transforms import mismatched_output_distribution, sampling_transform, total_variation_distance
 from .greedy import argmax_distribution, verify_greedy
-from .simulate import SimulatedRounds, simulate_rounds
-from .streams import exact_stream_distribution, round_distribution, target_stream_distribution
-from .checker import VerifierReport, check_verifier
+from .simulate import simulate_rounds, SimulatedRounds
+from .streams import (
+    exact_stream_distribution,
+    expected_accepted,
+    round_distribution,
+    stream_distribution,
+    stream_total_variation,
+    target_stream_distribution,
+)
+from .checker import check_verifier, VerifierReport
 from .toy_models import toy_model_pair
-from .generate import autoregressive_generate, speculative_generate
-from .text_models import build_model_pair
-from .streams import expected_accepted, stream_distribution, stream_total_variation
 from .variants import (
     block_emitted_distribution,
     lenient_emitted_distribution,
@@ -54,10 +69,10 @@ from .variants import (
     verify_typical,
 )
 from .trees import (
-    MultiDraftVerdict,
     draft_tree,
     multi_draft_output_distribution,
     multi_draft_steps,
+    MultiDraftVerdict,
     residual_sequence,
     tree_round_distribution,
     tree_shape,
@@ -65,80 +80,71 @@ from .trees import (
     verify_multi_draft,
     verify_tree,
 )
-from .varying_acceptance import (
-    expected_output_count_along_round,
-    expected_output_count_between_rounds,
-    next_position_rate,
-)
+from .generate import autoregressive_generate, speculative_generate
+from .text_models import build_model_pair
 
 __all__ = [
-    "accepted_mass",
     "acceptance_probabilities",
     "acceptance_rate",
+    "accepted_mass",
+    "argmax_distribution",
+    "autoregressive_generate",
+    "block_emitted_distribution",
     "break_even_verify_time",
+    "build_model_pair",
+    "check_verifier",
+    "correction_distribution",
+    "damped_acceptance",
+    "draft_tree",
+    "exact_stream_distribution",
+    "expected_accepted",
     "expected_output_count",
+    "expected_output_count_along_round",
+    "expected_output_count_between_rounds",
     "expected_wasted_proposals",
+    "forward_pass_time",
     "improvement_factor",
+    "lenient_acceptance_rate",
+    "lenient_emitted_distribution",
+    "lenient_output_distribution",
+    "mismatched_output_distribution",
+    "multi_draft_output_distribution",
+    "multi_draft_steps",
+    "MultiDraftVerdict",
+    "next_position_rate",
     "operations_factor",
     "optimal_gamma",
     "output_count_pmf",
     "output_distribution",
     "residual_distribution",
-    "sample_token",
-    "scenario_rate",
-    "verify",
-    "verify_unchecked",
-    "correction_distribution",
-    "lenient_acceptance_rate",
-    "lenient_output_distribution",
-    "sampling_transform",
-    "mismatched_output_distribution",
-    "total_variation_distance",
-    "argmax_distribution",
-    "verify_greedy",
-    "SimulatedRounds",
-    "simulate_rounds",
-    "exact_stream_distribution",
-    "round_distribution",
-    "target_stream_distribution",
-    "VerifierReport",
-    "check_verifier",
-    "toy_model_pair",
-    "autoregressive_generate",
-    "speculative_generate",
-    "build_model_pair",
-    "VerifiedRound",
-    "expected_accepted",
-    "stream_distribution",
-    "stream_total_variation",
-    "verify_block",
-    "block_emitted_distribution",
-    "verify_typical",
-    "typical_emitted_distribution",
-    "verify_lenient",
-    "lenient_emitted_distribution",
-    "verify_multi_draft",
-    "MultiDraftVerdict",
     "residual_sequence",
-    "multi_draft_steps",
-    "multi_draft_output_distribution",
-    "tree_shape",
-    "tree_size",
-    "draft_tree",
-    "verify_tree",
-    "tree_round_distribution",
-]
-
-from .distributions import damped_acceptance, rule_acceptance_rate, rule_correction, rule_output_distribution
-from .counting import forward_pass_time
-
-__all__ += [
-    "damped_acceptance",
+    "round_distribution",
     "rule_acceptance_rate",
     "rule_correction",
     "rule_output_distribution",
-    "forward_pass_time",
-    "expected_output_count_along_round",
-    "expected_output_count_between_rounds",
-    "next_position_rate",
+    "sample_token",
+    "sampling_transform",
+    "scenario_rate",
+    "simulate_rounds",
+    "SimulatedRounds",
+    "speculative_generate",
+    "stream_distribution",
+    "stream_total_variation",
+    "target_stream_distribution",
+    "total_variation_distance",
+    "toy_model_pair",
+    "tree_round_distribution",
+    "tree_shape",
+    "tree_size",
+    "typical_emitted_distribution",
+    "VerifiedRound",
+    "VerifierReport",
+    "verify",
+    "verify_block",
+    "verify_greedy",
+    "verify_lenient",
+    "verify_multi_draft",
+    "verify_tree",
+    "verify_typical",
+    "verify_unchecked",
 ]
