@@ -1,4 +1,4 @@
-"""Command line for instructors: ``python -m specdec_course.coursework {student,check,grade,site-config}``."""
+"""Command line for instructors: ``python -m specdec_course.coursework {student,check,grade,scan,site-config}``."""
 
 from __future__ import annotations
 
@@ -38,6 +38,18 @@ def _grade(args) -> int:
     return 0
 
 
+def _scan(args) -> int:
+    from .authoring import assignments
+    from .leaks import find_leaks, secret_lines
+
+    secrets = set().union(*(secret_lines(a) for a in assignments()))
+    leaks, files = find_leaks(args.folder, secrets)
+    for leak in leaks:
+        print(f"{leak.file}: {leak.line}")
+    print(f"{files} files read, {len(secrets)} secret lines looked for, {len(leaks)} found", file=sys.stderr)
+    return 1 if leaks else 0
+
+
 def _site_config(args) -> int:
     from .student_site import student_site_config
 
@@ -63,6 +75,9 @@ def main(argv=None) -> int:
     grade.add_argument("--out", default="grades.csv", help="CSV file to write (default grades.csv)")
     grade.add_argument("--time-limit", type=float, default=60, help="seconds per submission's cells (default 60)")
     grade.set_defaults(run=_grade)
+    scan = commands.add_parser("scan", help="list every solution or hidden-test line found in a folder (a built site)")
+    scan.add_argument("folder")
+    scan.set_defaults(run=_scan)
     site = commands.add_parser("site-config", help="print the book's _config.yml for the student site")
     site.add_argument("--config", default="_config.yml")
     site.set_defaults(run=_site_config)
