@@ -39,6 +39,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import run_sync
 
 from .authoring import Assignment, TestCase, is_test_cell, without_solutions
+from .sandbox import landlock_abi
 from .selfcheck import GRADING_ENV
 from .transfer import free_names
 
@@ -348,6 +349,9 @@ def grade_folder(assignment: Assignment, folder, out, limits: Limits = Limits(),
     todo = [path for path in files if path.name not in rows]
     order = {path.name: i for i, path in enumerate(files)}
     full = sum(assignment.points.values())
+    if not landlock_abi():
+        print("warning: no Landlock on this system: submissions run with a memory limit but can read and write "
+              "every file you can (the hidden tests in coursework/ included)", file=log, flush=True)
     if rows:
         print(f"resuming {out}: {len(rows)} of {len(files)} already graded", file=log, flush=True)
     _write_rows(out, assignment, sorted(rows.values(), key=lambda g: order[g.file]))
