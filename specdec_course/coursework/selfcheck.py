@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .authoring import TestCase, parse_test_cases
+from .authoring import parse_test_cases
 
 GRADING_ENV = "SPECDEC_COURSEWORK_GRADING"  # set while batch grading: self-checks then do nothing
 CASE_TIME_LIMIT = 60  # seconds one test case may run in a self-check

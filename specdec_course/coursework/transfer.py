@@ -86,7 +86,8 @@ def _encode(value, todo):
             raise TypeError("a function defined inside another function (define it at the top level)")
         todo.update(_global_names(value.__code__) & set(value.__globals__))
         return {"$": "function", "name": value.__name__, "source": textwrap.dedent(inspect.getsource(value))}
-    module, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
+    module = getattr(value, "__module__", None)
+    qualname = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)  # numpy ufuncs have no qualname
     if callable(value) and _is_trusted(module) and qualname:
         return {"$": "import", "module": module, "qualname": qualname}
     raise TypeError(f"a {kind.__module__}.{kind.__qualname__}")
