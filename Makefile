@@ -5,6 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 VENDOR := book/_static/vendor/.complete
 BUILD  := $(VENV)/bin/jupyter-book build . --all -W -n --keep-going
+SCAN   := $(PY) -m specdec_course.coursework scan  # fails on any assignment solution or hidden test in a site
 FRESH  := rm -rf _build/html _build/jupyter_execute  # no stale pages from renamed chapters
 
 .PHONY: book test lab notebooks clean vendor book-student
@@ -25,6 +26,7 @@ vendor: $(VENDOR)
 book: $(STAMP) $(VENDOR)
 	$(FRESH)
 	$(BUILD)
+	$(SCAN) _build/html
 	@echo "Open $(CURDIR)/_build/html/index.html"
 
 test: $(STAMP) $(VENDOR)
@@ -48,6 +50,7 @@ book-student: $(STAMP) $(VENDOR)
 	mkdir -p _build/student
 	$(PY) -m specdec_course.coursework site-config > _build/student/_config.yml
 	$(BUILD) --config _build/student/_config.yml --path-output _build/student
+	$(SCAN) _build/student/_build/html
 	@echo "Open $(CURDIR)/_build/student/_build/html/index.html"
 
 clean:

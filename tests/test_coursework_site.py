@@ -1,12 +1,66 @@
-"""The student site (``make book-student``) leaves out every solution, plain and gated, and instructor notes."""
+"""No answer key on a site: the built book holds no assignment solution or hidden test in any file, and
+the student site (``make book-student``) leaves out every exercise solution, plain and gated, and
+instructor notes.
 
+The scan reads ``_build/html`` (or ``$SPECDEC_HTML``), which ``make test`` builds before pytest.
+"""
+
+import html
+import json
+import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
+import nbformat
 import pytest
 
+from specdec_course.coursework.authoring import assignments
+from specdec_course.coursework.leaks import find_leaks, secret_lines
 from specdec_course.coursework.student_site import student_site_config
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = Path(os.environ.get("SPECDEC_HTML", ROOT / "_build" / "html"))
+SECRETS = {a.name: secret_lines(a) for a in assignments()}
+
+
+def test_built_site_holds_no_solution_or_hidden_test_line_in_any_file():
+    if not (SITE / "index.html").is_file():
+        pytest.fail(f"no built site at {SITE}: run make book first (or set SPECDEC_HTML)")
+    leaks, files = find_leaks(SITE, set().union(*SECRETS.values()))
+    print(f"scanned {files} files under {SITE} for {sum(map(len, SECRETS.values()))} secret lines: {len(leaks)} found")
+    assert files > 100 and all(len(lines) >= 5 for lines in SECRETS.values())
+    assert leaks == [], leaks[:5]
+
+
+def test_built_site_offers_each_student_handout():
+    zips = {path.stem: path for path in SITE.glob("_downloads/*/*.zip")}
+    assert sorted(zips) == sorted(SECRETS)
+    for name, path in zips.items():
+        with zipfile.ZipFile(path) as bundle:
+            assert sorted(bundle.namelist()) == sorted([f"{name}.ipynb", f"tests/{name}.py"])
+            assert "YOUR CODE HERE" in bundle.read(f"{name}.ipynb").decode()
+    assert not list(SITE.glob("_downloads/*/*.ipynb")), "a notebook download other than the chapters' own"
+
+
+def test_scan_finds_a_planted_line_in_every_form_negative_control(tmp_path):
+    """One solution line and one hidden-test line, planted as a page, a source, a notebook and a zip member."""
+    solution, hidden = "residual = positive / positive.sum()", 'assert paper_gamma == 6'
+    assert solution in SECRETS["alpha_residual"] and hidden in SECRETS["choose_gamma"]
+    highlighted = "".join(f'<span class="n">{html.escape(token)}</span> ' for token in solution.split())
+    (tmp_path / "page.html").write_text(f"<html><pre>{highlighted}</pre></html>")
+    (tmp_path / "_sources").mkdir()
+    (tmp_path / "_sources" / "page.ipynb.txt").write_text(f"text\n{hidden}\n")
+    (tmp_path / "page.ipynb").write_text(json.dumps({"cells": [{"source": [f"x = 1\n    {solution}\n"]}]}))
+    with zipfile.ZipFile(tmp_path / "handout.zip", "w") as bundle:
+        bundle.writestr("tests/x.py", nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(hidden)])))
+    (tmp_path / "harmless.txt").write_text("residual = positive.sum()  # not a secret line")
+    leaks, files = find_leaks(tmp_path, {solution, hidden})
+    assert files == 5
+    assert sorted((leak.file, leak.line) for leak in leaks) == [
+        ("_sources/page.ipynb.txt", hidden), ("handout.zip!tests/x.py", hidden),
+        ("page.html", solution), ("page.ipynb", solution)]
 
 HEADER = """\
 ---
@@ -44,7 +98,7 @@ PLAIN_SOLUTION_TEXT
 INSTRUCTOR_NOTE
 ```
 """
-SECRETS = ("GATED_SOLUTION_OUTPUT", "PLAIN_SOLUTION_TEXT", "INSTRUCTOR_NOTE")
+PAGE_SECRETS = ("GATED_SOLUTION_OUTPUT", "PLAIN_SOLUTION_TEXT", "INSTRUCTOR_NOTE")
 
 
 def _build(book: Path, *config_args) -> str:
@@ -68,7 +122,7 @@ def book(tmp_path_factory):
 
 def test_full_site_shows_solutions_negative_control(book):
     html = _build(book)
-    assert all(secret in html for secret in SECRETS)
+    assert all(secret in html for secret in PAGE_SECRETS)
 
 
 def test_student_site_omits_solutions_and_instructor_notes(book):
@@ -76,4 +130,4 @@ def test_student_site_omits_solutions_and_instructor_notes(book):
     config.write_text(student_site_config(book / "_config.yml"))
     html = _build(book, "--config", str(config), "--path-output", str(book / "student"))
     assert "EXERCISE_TEXT" in html and "(student edition)" in html
-    assert [secret for secret in SECRETS if secret in html] == []
+    assert [secret for secret in PAGE_SECRETS if secret in html] == []

@@ -1,4 +1,4 @@
-"""Command line for instructors: ``python -m specdec_course.coursework {student,check,grade,site-config}``."""
+"""Command line for instructors: ``python -m specdec_course.coursework {student,check,grade,scan,site-config}``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from .authoring import load_assignment, parse_test_cases
-from .grading import SubmissionError, execute_and_test, grade_folder, read_submission
+from .grading import GB, Limits, SubmissionError, execute_and_test, grade_folder, read_submission
 
 DEFAULT_STUDENT_DIR = "_build/handout"
 
@@ -24,7 +24,7 @@ def _check(args) -> int:
     notebook = Path(args.notebook)
     tests = Path(args.tests or notebook.parent / "tests" / f"{notebook.stem}.py")
     cases = parse_test_cases(tests.read_text())
-    feedback, problems = execute_and_test(read_submission(notebook), cases, args.time_limit)
+    feedback, problems = execute_and_test(read_submission(notebook), cases, Limits(time=args.time_limit))
     for problem in problems:
         print(f"! {problem}")
     for case, result in zip(cases, feedback):
@@ -33,9 +33,25 @@ def _check(args) -> int:
 
 
 def _grade(args) -> int:
-    grade_folder(load_assignment(args.assignment), args.submissions, args.out, args.time_limit)
+    limits = Limits(time=args.time_limit, memory=int(args.memory_limit * GB))
+    try:
+        grade_folder(load_assignment(args.assignment), args.submissions, args.out, limits, args.jobs)
+    except KeyboardInterrupt:
+        return 130
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
+
+
+def _scan(args) -> int:
+    from .authoring import assignments
+    from .leaks import find_leaks, secret_lines
+
+    secrets = set().union(*(secret_lines(a) for a in assignments()))
+    leaks, files = find_leaks(args.folder, secrets)
+    for leak in leaks:
+        print(f"{leak.file}: {leak.line}")
+    print(f"{files} files read, {len(secrets)} secret lines looked for, {len(leaks)} found", file=sys.stderr)
+    return 1 if leaks else 0
 
 
 def _site_config(args) -> int:
@@ -62,7 +78,13 @@ def main(argv=None) -> int:
     grade.add_argument("submissions", help="folder of submitted files")
     grade.add_argument("--out", default="grades.csv", help="CSV file to write (default grades.csv)")
     grade.add_argument("--time-limit", type=float, default=60, help="seconds per submission's cells (default 60)")
+    grade.add_argument("--memory-limit", type=float, default=Limits.memory / GB,
+                       help=f"GB of memory per submission's kernel (default {Limits.memory / GB:g})")
+    grade.add_argument("--jobs", type=int, help="submissions graded at once (default: the machine's cores)")
     grade.set_defaults(run=_grade)
+    scan = commands.add_parser("scan", help="list every solution or hidden-test line found in a folder (a built site)")
+    scan.add_argument("folder")
+    scan.set_defaults(run=_scan)
     site = commands.add_parser("site-config", help="print the book's _config.yml for the student site")
     site.add_argument("--config", default="_config.yml")
     site.set_defaults(run=_site_config)

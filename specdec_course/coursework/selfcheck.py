@@ -1,4 +1,4 @@
-"""Running test cases inside the student's kernel: ``grader.check("q1")`` and the grader's test phase.
+"""Running test cases: ``grader.check("q1")`` in the student's kernel, and the grader's checker.
 
 A test case is run in a copy of the student's namespace, so it can read their answers but
 not change them. A failing case yields feedback that says what is wrong: the assertion's
@@ -7,7 +7,6 @@ message, or a plain explanation of the exception it raised.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import traceback
@@ -15,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .authoring import TestCase, parse_test_cases
+from .authoring import parse_test_cases
 
 GRADING_ENV = "SPECDEC_COURSEWORK_GRADING"  # set while batch grading: self-checks then do nothing
 CASE_TIME_LIMIT = 60  # seconds one test case may run in a self-check
@@ -120,10 +119,3 @@ class Grader:
         if not cases:
             raise ValueError(f"question: no public checks for {question!r} in {self.path}")
         return CheckResult(question, tuple(run_case(c.code, namespace) for c in cases))
-
-
-def run_cases_to_file(cases_json: str, namespace: dict, result_path: str, time_limit: float) -> None:
-    """The grader's test phase, run inside the submission's kernel: write each case's feedback as JSON."""
-    cases = [TestCase(**c) for c in json.loads(cases_json)]
-    results = [run_case(case.code, namespace, time_limit) for case in cases]
-    Path(result_path).write_text(json.dumps(results))

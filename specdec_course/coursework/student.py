@@ -1,13 +1,16 @@
 """The student edition of an assignment: placeholders instead of solutions, public checks only.
 
 For each source notebook it writes ``OUT/NAME.ipynb`` and ``OUT/tests/NAME.py`` (the public
-test cases, readable). Hidden test cases appear in neither. In the notebook, each question's
+test cases, readable), or the same two files as one ``OUT/NAME.zip`` handout (what the site
+offers for download). Hidden test cases appear in neither. In the notebook, each question's
 public test cells become one ``grader.check("q1")`` cell, and a first code cell creates the
 ``grader``. Kept cells keep their cell ids, so grading can tell deleted or moved cells apart.
 """
 
 from __future__ import annotations
 
+import shutil
+import zipfile
 from pathlib import Path
 
 import nbformat
@@ -62,4 +65,23 @@ def write_student_edition(out_dir, names=None) -> list[Path]:
         nbformat.write(student_notebook(assignment), notebook_path)
         tests_path.write_text(public_tests_text(assignment))
         written += [notebook_path, tests_path]
+    return written
+
+
+def write_handout_zips(out_dir) -> list[Path]:
+    """Replace ``out_dir`` by one ``NAME.zip`` per assignment (notebook and tests/NAME.py), byte-reproducible."""
+    out_dir = Path(out_dir)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    out_dir.mkdir(parents=True)
+    written = []
+    for assignment in assignments():
+        members = {f"{assignment.name}.ipynb": nbformat.writes(student_notebook(assignment)) + "\n",
+                   f"tests/{assignment.name}.py": public_tests_text(assignment)}
+        path = out_dir / f"{assignment.name}.zip"
+        with zipfile.ZipFile(path, "w") as bundle:
+            for name, text in members.items():
+                info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))  # no build time inside
+                info.external_attr = 0o644 << 16
+                bundle.writestr(info, text, compress_type=zipfile.ZIP_DEFLATED)
+        written.append(path)
     return written
