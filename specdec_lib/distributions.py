@@ -214,11 +214,12 @@ def damped_acceptance(p, q, damping):
     (``rule_acceptance_rate``): an example that no exact one-draft rule beats min(1, p/q).
     Tokens with q(x) = 0 (never proposed) get 0.
 
+    >>> from fractions import Fraction as F
+    >>> p, q = [F(3, 5), F(3, 10), F(1, 10)], [F(1, 5), F(3, 10), F(1, 2)]
+    >>> damped_acceptance(p, q, F(1, 2))  # half of a(x) = [1, 1, 1/5]
+    [Fraction(1, 2), Fraction(1, 2), Fraction(1, 10)]
     >>> damped_acceptance([0.6, 0.3, 0.1], [0.2, 0.3, 0.5], 0.5).round(12).tolist()
     [0.5, 0.5, 0.1]
-    >>> from fractions import Fraction as F
-    >>> damped_acceptance([F(3, 5), F(3, 10), F(1, 10)], [F(1, 5), F(3, 10), F(1, 2)], F(1, 2))
-    [Fraction(1, 2), Fraction(1, 2), Fraction(1, 10)]
     """
     p, q, exact = _validate.distribution_pair(p, q)
     damping = _validate.probability("damping", damping)

@@ -23,30 +23,19 @@ import subprocess
 import sys
 import time
 import urllib.request
-import warnings
 from pathlib import Path
 
 import pytest
 
+from browser_support import chromium_unavailable, launched_chromium, opener, skip_or_fail
 from specdec_lib import explorers
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "_build" / "screenshots" / "jupyterlab"
-CHROMIUM = os.environ.get("SPECDEC_CHROMIUM", "/usr/bin/chromium")
 CALL = re.compile(r"\b(pq_editor|alpha_gamma_explorer|timing_budget_explorer)\(\)")
 EXPLORER_CHAPTERS = {path.stem: CALL.search(path.read_text()).group(1)
                      for path in sorted((ROOT / "book").glob("*.ipynb")) if CALL.search(path.read_text())}
 RUN_TIMEOUT_MS = 180_000
-
-
-def _unavailable():
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "Playwright for Python is not installed (pip install -r requirements.txt)"
-    if not Path(CHROMIUM).is_file():
-        return f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium)"
-    return None
 
 
 def _free_port():
@@ -58,12 +47,7 @@ def _free_port():
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """(base URL, token) of a JupyterLab serving a scratch folder with the chapters and handouts."""
-    reason = _unavailable()
-    if reason:
-        if os.environ.get("SPECDEC_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"SPECDEC_REQUIRE_BROWSER=1 but {reason}")
-        warnings.warn(f"JupyterLab browser tests skipped: {reason}")
-        pytest.skip(reason)
+    skip_or_fail("JupyterLab browser tests", chromium_unavailable())
     from specdec_course.coursework.student import write_student_edition
 
     work = tmp_path_factory.mktemp("lab")
@@ -114,12 +98,7 @@ def _wait_for_server(base, token, server, log, timeout=90):
 
 @pytest.fixture(scope="module")
 def browser(lab):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"])
-        yield chromium
-        chromium.close()
+    yield from launched_chromium()
 
 
 class Notebook:
@@ -153,15 +132,7 @@ class Notebook:
 
 @pytest.fixture
 def notebook(browser, lab):
-    opened = []
-
-    def open_notebook(path):
-        opened.append(Notebook(browser, lab, path))
-        return opened[-1]
-
-    yield open_notebook
-    for nb in opened:
-        nb.close()
+    yield from opener(lambda path: Notebook(browser, lab, path))
 
 
 def _press(control, kind, step):

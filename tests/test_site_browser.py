@@ -24,7 +24,6 @@ import json
 import os
 import re
 import threading
-import warnings
 from fractions import Fraction as F
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -32,15 +31,13 @@ from urllib.parse import urlsplit
 import pytest
 
 import specdec_lib as sd
+from browser_support import chromium_unavailable, launched_chromium, opener, skip_or_fail
 from specdec_lib.explorers import (MILLISECONDS, NONE, PROBABILITY, RATE, alpha_gamma_explorer, pq_editor,
                                    timing_budget_explorer)
 
 ROOT = Path(__file__).resolve().parent.parent
 HTML = Path(os.environ.get("SPECDEC_HTML", ROOT / "_build" / "html"))
 SHOTS = HTML.parent / "screenshots"
-CHROMIUM = os.environ.get("SPECDEC_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 CHAPTERS = ["book/intro", *re.findall(r"file:\s*(\S+)", (ROOT / "_toc.yml").read_text())]
 PAGES = sorted(p.relative_to(HTML).as_posix() for p in HTML.rglob("*.html")
                if p.relative_to(HTML).parts[0] not in ("_static", "_sources", "_images")) if HTML.is_dir() else []
@@ -52,12 +49,8 @@ MODES = [(width, scheme) for width in (1280, 390) for scheme in ("light", "dark"
 
 
 def _unavailable():
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "Playwright for Python is not installed (pip install -r requirements.txt)"
-    if not Path(CHROMIUM).is_file():
-        return f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium)"
+    if reason := chromium_unavailable():
+        return reason
     if not (HTML / "index.html").is_file():
         return f"no built site at {HTML} (make book)"
     if not AXE.is_file():
@@ -68,12 +61,7 @@ def _unavailable():
 @pytest.fixture(scope="module")
 def site():
     """Base URL of the built site, served on 127.0.0.1 by a threaded http.server."""
-    reason = _unavailable()
-    if reason:
-        if os.environ.get("SPECDEC_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"SPECDEC_REQUIRE_BROWSER=1 but {reason}")
-        warnings.warn(f"browser tests skipped: {reason}")  # shown in every pytest summary
-        pytest.skip(reason)
+    skip_or_fail("browser tests", _unavailable())
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
@@ -109,12 +97,7 @@ def axe_report(results):
 
 @pytest.fixture(scope="module")
 def browser(site):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        yield chromium
-        chromium.close()
+    yield from launched_chromium()
 
 
 @pytest.fixture(scope="module")
@@ -165,15 +148,7 @@ class Visit:
 
 @pytest.fixture
 def visit(browser, site):
-    opened = []
-
-    def open_page(path):
-        opened.append(Visit(browser, site, path))
-        return opened[-1]
-
-    yield open_page
-    for v in opened:
-        v.close()
+    yield from opener(lambda path: Visit(browser, site, path))
 
 
 RAW_TEX = """() => {
