@@ -48,7 +48,7 @@ from .varying_acceptance import (
 from .sampling import sample_token
 from .verification import VerifiedRound, verify, verify_unchecked
 from .transforms import mismatched_output_distribution, sampling_transform, total_variation_distance
-from .greedy import argmax_distribution, verify_greedy
+from .greedy import argmax_distribution, verify_greedy, verify_greedy_unchecked
 from .simulate import simulate_rounds, SimulatedRounds
 from .streams import (
     exact_stream_distribution,
@@ -142,6 +142,7 @@ __all__ = [
     "verify",
     "verify_block",
     "verify_greedy",
+    "verify_greedy_unchecked",
     "verify_lenient",
     "verify_multi_draft",
     "verify_tree",

@@ -39,12 +39,24 @@ def verify_greedy(draft_tokens, target_probs, draft_probs, rng=None) -> Verified
     >>> verify_greedy([1, 1], [p, p, p], [q, q]).tokens  # both accepted, then the bonus argmax
     (1, 1, 1)
     """
-    drafts, p_rows, _ = _validate.verification_round(draft_tokens, target_probs, draft_probs)
+    drafts, p_rows, q_rows = _validate.verification_round(draft_tokens, target_probs, draft_probs)
+    return verify_greedy_unchecked(drafts, p_rows, q_rows)
+
+
+def verify_greedy_unchecked(drafts, target_rows, draft_rows=None, rng=None) -> VerifiedRound:
+    """``verify_greedy`` without its input checks, for callers whose rows are valid (the timed generator).
+
+    The same rule: keep drafts while each equals the argmax of its target row, then emit that argmax.
+
+    >>> p = np.array([0.2, 0.5, 0.3])
+    >>> verify_greedy_unchecked([1, 2], [p, p, p])
+    VerifiedRound(tokens=(1, 1), num_accepted=1, bonus=False)
+    """
     emitted = []
-    for x, p in zip(drafts, p_rows):
+    for x, p in zip(drafts, target_rows):
         best = int(np.argmax(p))
         emitted.append(best)
         if x != best:
             return VerifiedRound(tuple(emitted), len(emitted) - 1, bonus=False)
-    emitted.append(int(np.argmax(p_rows[-1])))
+    emitted.append(int(np.argmax(target_rows[-1])))
     return VerifiedRound(tuple(emitted), len(drafts), bonus=True)

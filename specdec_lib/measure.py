@@ -50,7 +50,7 @@ from . import _validate
 from .counting import expected_output_count, improvement_factor
 from .distributions import acceptance_rate
 from .generate import autoregressive_generate, decoding_distribution, speculative_generate
-from .greedy import verify_greedy
+from .greedy import verify_greedy_unchecked
 from .text_models import build_model_pair, corpus_text, encode
 from .verification import verify_unchecked
 
@@ -106,7 +106,7 @@ WORKLOADS = {
     "full": Workload(new_tokens=400, repeats=16, alpha_sequences=16, alpha_tokens=300, cost_calls=100,
                      max_batch=4096, batch_calls=5),
 }
-REGIMES = {"temperature 1": (1.0, verify_unchecked), "greedy": (0.0, verify_greedy)}
+REGIMES = {"temperature 1": (1.0, verify_unchecked), "greedy": (0.0, verify_greedy_unchecked)}
 
 
 # --- the report ------------------------------------------------------------------------------------
@@ -581,7 +581,7 @@ def measure(workload: Workload, *, models=None, progress=None) -> Report:
     ...                 max_batch=2, batch_calls=1, resamples=10)
     >>> report = measure(tiny, models=build_model_pair(target_layers=1))
     >>> report.gamma, report.greedy.verifier, [r.gamma for r in report.rows], "held-out" in format_report(report)
-    (2, 'verify_greedy', [2], True)
+    (2, 'verify_greedy_unchecked', [2], True)
     """
     started = perf_counter()
     if workload.repeats < 2:
@@ -643,7 +643,7 @@ def format_report(report: Report) -> str:
         f"baseline: {1 / report.baseline_step_s:.0f} tokens/s at temperature 1, "
         f"{1 / report.greedy.baseline_step_s:.0f} greedy",
     ]
-    for name, regime in (("temperature 1 (verify_unchecked)", report), ("greedy (temperature 0, verify_greedy)", report.greedy)):
+    for name, regime in (("temperature 1 (verify_unchecked)", report), ("greedy (temperature 0, verify_greedy_unchecked)", report.greedy)):
         lines += ["", f"== {name} =="] + format_regime(regime)
     lines += ["", f"== batch curve (temperature 1, γ = {batches.gamma}) ==",
               " batch   target ms/call (1 | γ+1 positions)   per token µs   draft ms   Thm 3.8 with these costs"]
