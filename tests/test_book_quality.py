@@ -36,6 +36,7 @@ FALSE_SENTENCES = [
      "contradicts the bonus costing no extra target call"),
     (r"\bthe lesson's\b", "internal word: readers never see the lesson document"),
     (r"\blab models?\b", "internal word: say which models"),
+    (r"Why not otter-grader|hide_solutions", "a tooling note: it belongs in the README, not on a reader page"),
 ]
 
 NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
