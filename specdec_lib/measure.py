@@ -103,7 +103,7 @@ WORKLOADS = {
                         cost_calls=15, max_batch=1024, batch_calls=3, resamples=1000),
     "quick": Workload(new_tokens=100, repeats=3, alpha_sequences=3, alpha_tokens=100, cost_calls=10,
                       max_batch=128, batch_calls=3, resamples=500),
-    "full": Workload(new_tokens=400, repeats=16, alpha_sequences=16, alpha_tokens=300, cost_calls=100,
+    "full": Workload(new_tokens=600, repeats=16, alpha_sequences=16, alpha_tokens=300, cost_calls=100,
                      max_batch=4096, batch_calls=5),
 }
 REGIMES = {"temperature 1": (1.0, verify_unchecked), "greedy": (0.0, verify_greedy_unchecked)}
