@@ -22,9 +22,11 @@ from specdec_course.coursework.authoring import load_assignment
 from specdec_course.coursework.grading import Limits, grade_folder
 from specdec_course.coursework.student import student_notebook
 
-HOSTILE = ["import numpy\nnumpy.allclose = lambda *args, **kwargs: True",
-           'print("alpha_residual: 6/6 points")',
-           "blocks = [np.ones(10**8) for _ in range(25)]  # 20 GB, 800 MB at a time"]
+HOSTILE = [
+    "import numpy\nnumpy.allclose = lambda *args, **kwargs: True",
+    'print("alpha_residual: 6/6 points")',
+    "blocks = [np.ones(10**8) for _ in range(25)]  # 20 GB, 800 MB at a time",
+]
 
 
 def submissions(count: int) -> dict[str, str]:
@@ -33,7 +35,9 @@ def submissions(count: int) -> dict[str, str]:
     correct = nbformat.writes(assignment.notebook)
     partly = student_notebook(assignment)
     for cell in partly.cells:
-        cell.source = cell.source.replace("alpha = ...  # YOUR CODE HERE", "alpha = float(np.minimum(p, q).sum())")
+        cell.source = cell.source.replace(
+            "alpha = ...  # YOUR CODE HERE", "alpha = float(np.minimum(p, q).sum())"
+        )
     files = {}
     for i in range(count):
         kind = ("correct", "correct", "partly", "partly", "hostile")[i % 5]
@@ -56,7 +60,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     assignment = load_assignment("alpha_residual")
     rates = {}
-    with tempfile.TemporaryDirectory() as scratch:
+    with tempfile.TemporaryDirectory() as scratch, open(os.devnull, "w") as devnull:
         folder = Path(scratch) / "submissions"
         folder.mkdir()
         for name, text in submissions(args.count).items():
@@ -64,14 +68,19 @@ def main(argv=None) -> int:
         for jobs in (1, 2):
             out = Path(scratch) / f"grades-{jobs}.csv"
             start = time.perf_counter()
-            rows = grade_folder(assignment, folder, out, Limits(time=30), jobs=jobs, log=open(os.devnull, "w"))
+            rows = grade_folder(assignment, folder, out, Limits(time=30), jobs=jobs, log=devnull)
             minutes = (time.perf_counter() - start) / 60
             rates[jobs] = len(rows) / minutes
             full = sum(r.total == sum(assignment.points.values()) for r in rows)
-            print(f"--jobs {jobs}: {len(rows)} submissions in {minutes * 60:.1f} s = {rates[jobs]:.1f} per minute "
-                  f"({full} with full marks)", flush=True)
-    print(f"ratio --jobs 2 / --jobs 1: {rates[2] / rates[1]:.2f} (machine: {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.1f})")
+            print(
+                f"--jobs {jobs}: {len(rows)} submissions in {minutes * 60:.1f} s = {rates[jobs]:.1f} per minute "
+                f"({full} with full marks)",
+                flush=True,
+            )
+    print(
+        f"ratio --jobs 2 / --jobs 1: {rates[2] / rates[1]:.2f} (machine: {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.1f})"
+    )
     return 0
 
 

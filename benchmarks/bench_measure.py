@@ -39,20 +39,35 @@ def main(argv=None) -> int:
         low, high = regime.speedup_measured_ci
         ratio = regime.speedup_measured / regime.speedup_predicted_with_v
         widest = max(regime.rows, key=_half_width)
-        print(f"{name}: held-out speedup at γ = {regime.gamma}: {regime.speedup_measured:.2f}× [{low:.2f}, {high:.2f}]"
-              + (f" / goal 2.0×: {regime.speedup_measured / 2.0:.2f}" if name == "temperature 1" else ""))
+        print(
+            f"{name}: held-out speedup at γ = {regime.gamma}: {regime.speedup_measured:.2f}× [{low:.2f}, {high:.2f}]"
+            + (f" / goal 2.0×: {regime.speedup_measured / 2.0:.2f}" if name == "temperature 1" else "")
+        )
         print(f"  measured / predicted with v_γ: {ratio:.3f} ({abs(ratio - 1):.1%} off; goal ≤ 10 %)")
-        print(f"  widest 95 % interval: ±{_half_width(widest):.1%} at γ = {widest.gamma} (goal ≤ ±5 % for every γ)")
+        print(
+            f"  widest 95 % interval: ±{_half_width(widest):.1%} at γ = {widest.gamma} (goal ≤ ±5 % for every γ)"
+        )
     batches = report.batch_curve
-    print(f"batch curve: cost per token stops falling at batch {batches.saturation_batch}, "
-          f"speculation stops paying at batch {batches.crossover_batch}")
+    print(
+        f"batch curve: cost per token stops falling at batch {batches.saturation_batch}, "
+        f"speculation stops paying at batch {batches.crossover_batch}"
+    )
     if not args.skip_quick:
         start = perf_counter()
-        subprocess.run([sys.executable, "-m", "specdec_lib.measure", "--quick", "--json"], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "specdec_lib.measure", "--quick", "--json"],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         print(f"python -m specdec_lib.measure --quick --json: {perf_counter() - start:.1f} s (goal < 30 s)")
-    print("load average (1, 5, 15 min) before / after: " + " ".join(f"{v:.2f}" for v in load_before)
-          + " / " + " ".join(f"{v:.2f}" for v in os.getloadavg()) + f" on {os.cpu_count()} cores")
+    print(
+        "load average (1, 5, 15 min) before / after: "
+        + " ".join(f"{v:.2f}" for v in load_before)
+        + " / "
+        + " ".join(f"{v:.2f}" for v in os.getloadavg())
+        + f" on {os.cpu_count()} cores"
+    )
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(dataclasses.asdict(report), f, indent=1, allow_nan=False)

@@ -55,13 +55,15 @@ def main():
         rng = np.random.default_rng(vocab)
         p, q = random_rows(rng, GAMMA + 1, vocab), random_rows(rng, GAMMA, vocab)
         simulate_rounds(p, q, 1_000, rng=0)  # warm-up
-        t_sim = best_seconds(lambda: simulate_rounds(p, q, N_ROUNDS, rng=1), REPEATS)
-        t_loop = best_seconds(lambda: python_loop(p, q, LOOP_ROUNDS, seed=2), 3)
+        t_sim = best_seconds(lambda p=p, q=q: simulate_rounds(p, q, N_ROUNDS, rng=1), REPEATS)
+        t_loop = best_seconds(lambda p=p, q=q: python_loop(p, q, LOOP_ROUNDS, seed=2), 3)
         uniforms = np.random.default_rng(3)
-        t_rng = best_seconds(lambda: uniforms.random((2 * GAMMA + 1, N_ROUNDS)), REPEATS)
+        t_rng = best_seconds(lambda uniforms=uniforms: uniforms.random((2 * GAMMA + 1, N_ROUNDS)), REPEATS)
         sim, loop, bound = N_ROUNDS / t_sim, LOOP_ROUNDS / t_loop, N_ROUNDS / t_rng
-        print(f"{vocab:>5} {sim:>14,.0f}/s {loop:>11,.0f}/s {bound:>11,.0f}/s {1e3 * t_sim:>11.1f} "
-              f"{sim / loop:>7.0f}× {sim / bound:>7.2f}")
+        print(
+            f"{vocab:>5} {sim:>14,.0f}/s {loop:>11,.0f}/s {bound:>11,.0f}/s {1e3 * t_sim:>11.1f} "
+            f"{sim / loop:>7.0f}× {sim / bound:>7.2f}"
+        )
 
 
 if __name__ == "__main__":

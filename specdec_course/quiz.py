@@ -69,19 +69,21 @@ class Question:
     def _repr_html_(self) -> str:
         options = "".join(
             f'<details class="quiz-option" style="margin:0.2em 0">'
-            f'<summary>{_letter(i)}. {escape(text)}</summary>'
+            f"<summary>{_letter(i)}. {escape(text)}</summary>"
             f'<div class="quiz-feedback" style="margin-left:1.5em"><em>'
-            f'{"Correct." if i == self.answer else "Not this one."}</em></div></details>'
-            for i, text in enumerate(self.options))
+            f"{'Correct.' if i == self.answer else 'Not this one.'}</em></div></details>"
+            for i, text in enumerate(self.options)
+        )
         correct = f"{_letter(self.answer)}. {escape(self.options[self.answer])}"
         return (
             '<div class="quiz" style="border:1px solid #8888;border-radius:0.4em;padding:0.6em 0.9em;margin:0.5em 0">'
             f'<p style="margin-top:0"><strong>{escape(self.prompt)}</strong></p>'
-            f'{options}'
+            f"{options}"
             '<details class="quiz-details" style="margin-top:0.5em">'
             '<summary class="quiz-reveal" style="cursor:pointer">Answer and reasoning</summary>'
             f'<div class="quiz-answer" style="margin-left:1.5em"><p><strong>{correct}</strong></p>'
-            f'<p>{escape(self.reasoning)}</p></div></details></div>')
+            f"<p>{escape(self.reasoning)}</p></div></details></div>"
+        )
 
 
 def _letter(index: int) -> str:

@@ -47,8 +47,11 @@ def missing_vendored_files(confdir, config):
     """
     wanted = [config.mathjax_path, *config.nb_ipywidgets_js]
     local = [path for path in wanted if "://" not in path]
-    return [path for path in local
-            if not any((Path(confdir) / folder / path).is_file() for folder in config.html_static_path)]
+    return [
+        path
+        for path in local
+        if not any((Path(confdir) / folder / path).is_file() for folder in config.html_static_path)
+    ]
 
 
 def _on_config_inited(app, config):
@@ -66,7 +69,8 @@ def _on_builder_inited(app):
 
     for path in missing_vendored_files(app.confdir, app.config):
         logging.getLogger(__name__).warning(
-            f"vendored asset {path} is missing from html_static_path: run `make vendor`")
+            f"vendored asset {path} is missing from html_static_path: run `make vendor`"
+        )
 
 
 def _on_html_page_context(app, pagename, templatename, context, doctree):
@@ -75,7 +79,9 @@ def _on_html_page_context(app, pagename, templatename, context, doctree):
     scripts = context.get("script_files") or []
     unique = {}
     for script in scripts:
-        unique.setdefault((script.filename or "", script.priority, *sorted(script.attributes.items())), script)
+        unique.setdefault(
+            (script.filename or "", script.priority, *sorted(script.attributes.items())), script
+        )
     scripts[:] = unique.values()
 
 
@@ -92,8 +98,8 @@ def png_description(data: bytes):
     """
     pos = 8
     while pos + 8 <= len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + length]
         key, _, rest = body.partition(b"\0")
         if key == b"Description" and kind == b"tEXt":
             return rest.decode("latin-1")
@@ -124,8 +130,9 @@ def accessible_body(body: str) -> str:
     >>> accessible_body('<div class="citation" id="id3" role="doc-biblioentry">')
     '<div class="citation" id="id3" role="listitem">'
     """
-    return (body.replace('<summary aria-label="Toggle hidden content">', "<summary>")
-            .replace('role="doc-biblioentry"', 'role="listitem"'))
+    return body.replace('<summary aria-label="Toggle hidden content">', "<summary>").replace(
+        'role="doc-biblioentry"', 'role="listitem"'
+    )
 
 
 def _on_html_page_context_a11y(app, pagename, templatename, context, doctree):

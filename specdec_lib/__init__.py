@@ -15,6 +15,18 @@ ipywidgets when live). Input checks live in ``_validate``. Build and grading too
 sibling package ``specdec_course``.
 """
 
+from .checker import VerifierReport, check_verifier
+from .counting import (
+    break_even_verify_time,
+    expected_output_count,
+    expected_wasted_proposals,
+    forward_pass_time,
+    improvement_factor,
+    operations_factor,
+    optimal_gamma,
+    output_count_pmf,
+    scenario_rate,
+)
 from .distributions import (
     acceptance_probabilities,
     acceptance_rate,
@@ -29,27 +41,10 @@ from .distributions import (
     rule_correction,
     rule_output_distribution,
 )
-from .counting import (
-    break_even_verify_time,
-    expected_output_count,
-    expected_wasted_proposals,
-    forward_pass_time,
-    improvement_factor,
-    operations_factor,
-    optimal_gamma,
-    output_count_pmf,
-    scenario_rate,
-)
-from .varying_acceptance import (
-    expected_output_count_along_round,
-    expected_output_count_between_rounds,
-    next_position_rate,
-)
-from .sampling import sample_token
-from .verification import VerifiedRound, verify, verify_unchecked
-from .transforms import mismatched_output_distribution, sampling_transform, total_variation_distance
+from .generate import autoregressive_generate, speculative_generate
 from .greedy import argmax_distribution, verify_greedy, verify_greedy_unchecked
-from .simulate import simulate_rounds, SimulatedRounds
+from .sampling import sample_token
+from .simulate import SimulatedRounds, simulate_rounds
 from .streams import (
     exact_stream_distribution,
     expected_accepted,
@@ -58,8 +53,21 @@ from .streams import (
     stream_total_variation,
     target_stream_distribution,
 )
-from .checker import check_verifier, VerifierReport
+from .text_models import build_model_pair
 from .toy_models import toy_model_pair
+from .transforms import mismatched_output_distribution, sampling_transform, total_variation_distance
+from .trees import (
+    MultiDraftVerdict,
+    draft_tree,
+    multi_draft_output_distribution,
+    multi_draft_steps,
+    residual_sequence,
+    tree_round_distribution,
+    tree_shape,
+    tree_size,
+    verify_multi_draft,
+    verify_tree,
+)
 from .variants import (
     block_emitted_distribution,
     lenient_emitted_distribution,
@@ -68,20 +76,12 @@ from .variants import (
     verify_lenient,
     verify_typical,
 )
-from .trees import (
-    draft_tree,
-    multi_draft_output_distribution,
-    multi_draft_steps,
-    MultiDraftVerdict,
-    residual_sequence,
-    tree_round_distribution,
-    tree_shape,
-    tree_size,
-    verify_multi_draft,
-    verify_tree,
+from .varying_acceptance import (
+    expected_output_count_along_round,
+    expected_output_count_between_rounds,
+    next_position_rate,
 )
-from .generate import autoregressive_generate, speculative_generate
-from .text_models import build_model_pair
+from .verification import VerifiedRound, verify, verify_unchecked
 
 __all__ = [
     "acceptance_probabilities",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -133,7 +133,9 @@ def rows(name: str, values, expected: int | None = None, vocab: int | None = Non
     except TypeError:
         raise ValueError(f"{name}: expected a sequence of probability rows") from None
     if (expected is None and not values) or (expected is not None and len(values) != expected):
-        raise ValueError(f"{name}: expected {expected if expected is not None else 'at least 1'} rows, got {len(values)}")
+        raise ValueError(
+            f"{name}: expected {expected if expected is not None else 'at least 1'} rows, got {len(values)}"
+        )
     checked = [distribution(f"{name}[{i}]", row, exact=False) for i, row in enumerate(values)]
     vocab = len(checked[0]) if vocab is None and checked else vocab
     for i, row in enumerate(checked):
@@ -145,7 +147,9 @@ def rows(name: str, values, expected: int | None = None, vocab: int | None = Non
 def proposable(name: str, proposal: np.ndarray, q: np.ndarray) -> None:
     """Refuse a proposal law that puts mass where the verifier's q is 0 (p/q would be undefined there)."""
     if np.any((np.asarray(proposal) > 0) & (np.asarray(q) == 0)):
-        raise ValueError(f"{name}: proposes a token whose draft probability q is 0 (the ratio p/q is undefined)")
+        raise ValueError(
+            f"{name}: proposes a token whose draft probability q is 0 (the ratio p/q is undefined)"
+        )
 
 
 def verification_round(draft_tokens, target_probs, draft_probs):
@@ -166,7 +170,9 @@ def verification_round(draft_tokens, target_probs, draft_probs):
         if not 0 <= x < vocab:
             raise ValueError(f"draft_tokens[{i}]: token id {x} outside the vocabulary 0..{vocab - 1}")
         if q_rows[i][x] == 0:
-            raise ValueError(f"draft_tokens[{i}]: token {x} has draft probability 0, so it could not have been proposed")
+            raise ValueError(
+                f"draft_tokens[{i}]: token {x} has draft probability 0, so it could not have been proposed"
+            )
     return drafts.tolist(), p_rows, q_rows
 
 
@@ -186,7 +192,7 @@ def model(name: str, fn):
     if not callable(fn):
         raise ValueError(f"{name}: expected a callable model(prefix) -> probability vector")
 
-    @lru_cache(maxsize=None)
+    @cache
     def row(at):
         return distribution(f"{name}({at})", fn(at))
 

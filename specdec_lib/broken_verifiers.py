@@ -22,8 +22,8 @@ from functools import partial
 import numpy as np
 
 from . import trees, variants
-from .transforms import sampling_transform
 from .sampling import sample_token
+from .transforms import sampling_transform
 from .verification import VerifiedRound
 
 MISMATCHED_TEMPERATURE = 0.5  # the temperature the buggy verifier applies to the target rows
@@ -37,9 +37,19 @@ def _correct_residual(p, q):
     return _normalised(np.maximum(p - q, 0.0))
 
 
-def _round(draft_tokens, target_probs, draft_probs, rng=None, *, accept=lambda p, q: min(1.0, p / q),
-           correction=_correct_residual, bonus_row=-1, bonus=True, keep_later_drafts=False,
-           target_transform=lambda p: p) -> VerifiedRound:
+def _round(
+    draft_tokens,
+    target_probs,
+    draft_probs,
+    rng=None,
+    *,
+    accept=lambda p, q: min(1.0, p / q),
+    correction=_correct_residual,
+    bonus_row=-1,
+    bonus=True,
+    keep_later_drafts=False,
+    target_transform=lambda p: p,
+) -> VerifiedRound:
     """Algorithm 1 of Leviathan et al. (2023) with every detail a keyword, so a bug is one argument."""
     rng = np.random.default_rng(rng)
     p_rows = [target_transform(np.asarray(p, dtype=float)) for p in target_probs]
@@ -51,7 +61,7 @@ def _round(draft_tokens, target_probs, draft_probs, rng=None, *, accept=lambda p
             continue
         emitted.append(sample_token(correction(p, q), rng))
         if keep_later_drafts:
-            emitted += [int(t) for t in draft_tokens[i + 1:]]
+            emitted += [int(t) for t in draft_tokens[i + 1 :]]
         return VerifiedRound(tuple(emitted), i, bonus=False)
     if bonus:
         emitted.append(sample_token(p_rows[bonus_row], rng))
@@ -63,39 +73,48 @@ BROKEN_VERIFIERS = {
         partial(_round, correction=lambda p, q: p),
         "After a rejection the correction is drawn from the target p instead of the residual "
         "[p − q]+: the 'just resample from the big model' shortcut. Tokens the draft over-proposes "
-        "come out too often."),
+        "come out too often.",
+    ),
     "residual_reversed": (
         partial(_round, correction=lambda p, q: _normalised(np.maximum(q - p, 0.0))),
         "The residual is computed as [q − p]+ (operands swapped), so corrections favour exactly the "
-        "tokens the draft already over-proposes."),
+        "tokens the draft already over-proposes.",
+    ),
     "always_accept": (
         partial(_round, accept=lambda p, q: 1.0),
         "Every draft token is accepted: verification is skipped or its comparison is always true, "
-        "so the output follows the draft, not the target."),
+        "so the output follows the draft, not the target.",
+    ),
     "ratio_inverted": (
         partial(_round, accept=lambda p, q: min(1.0, q / p) if p > 0 else 1.0),
-        "The acceptance test uses q(x)/p(x) instead of p(x)/q(x), rewarding tokens the target dislikes."),
+        "The acceptance test uses q(x)/p(x) instead of p(x)/q(x), rewarding tokens the target dislikes.",
+    ),
     "no_bonus": (
         partial(_round, bonus=False),
         "When all γ drafts are accepted no bonus token is sampled from the target's last row: the "
         "output distribution survives, but every fully accepted round gives up a token that the "
-        "verification call had already paid for."),
+        "verification call had already paid for.",
+    ),
     "bonus_from_wrong_row": (
         partial(_round, bonus_row=-2),
         "The bonus token is drawn from the target row of the last draft position instead of the row "
-        "after it: an off-by-one in indexing the target's logits."),
+        "after it: an off-by-one in indexing the target's logits.",
+    ),
     "temperature_mismatch": (
         partial(_round, target_transform=partial(sampling_transform, temperature=MISMATCHED_TEMPERATURE)),
         f"The target rows are warped with temperature {MISMATCHED_TEMPERATURE} inside verification while "
-        "the caller's target is at temperature 1: a logits processor applied on one path only."),
+        "the caller's target is at temperature 1: a logits processor applied on one path only.",
+    ),
     "keeps_drafts_after_rejection": (
         partial(_round, keep_later_drafts=True),
         "After a rejection the correction is emitted but the later drafts are kept too, although they "
-        "were drafted from a prefix that no longer exists."),
+        "were drafted from a prefix that no longer exists.",
+    ),
 }
 
 
 # --- planted off-by-ones in the exact variants (``specdec_lib.variants``, ``specdec_lib.trees``) ----
+
 
 @dataclass(frozen=True)
 class PlantedVariantBug:
@@ -113,9 +132,11 @@ class PlantedVariantBug:
 
 def _rows_read_late(rule):
     """``rule`` handed the target rows one position late: row i+1 for draft i (the last row repeated)."""
+
     def shifted(draft_tokens, target_probs, draft_probs, *args, **kwargs):
         rows = list(target_probs)
         return rule(draft_tokens, rows[1:] + rows[-1:], draft_probs, *args, **kwargs)
+
     return shifted
 
 
@@ -147,16 +168,25 @@ def _multi_draft_stale_distribution(p, q, k):
 
 BROKEN_VARIANTS = {
     "block_rows_read_late": PlantedVariantBug(
-        _rows_read_late(variants.verify_block), _rows_read_late(variants.block_emitted_distribution),
+        _rows_read_late(variants.verify_block),
+        _rows_read_late(variants.block_emitted_distribution),
         "Block verification reads the target row one position late (row i+1 for draft i): the "
-        "off-by-one of slicing the γ+1 scored logits from the wrong end."),
+        "off-by-one of slicing the γ+1 scored logits from the wrong end.",
+    ),
     "multi_draft_stale_residual": PlantedVariantBug(
-        _multi_draft_stale, _multi_draft_stale_distribution,
+        _multi_draft_stale,
+        _multi_draft_stale_distribution,
         "After all k candidates are rejected the correction is drawn from the residual before the "
-        "last update (p_k instead of p_{k+1}), so it can repeat what the last candidate was rejected for."),
+        "last update (p_k instead of p_{k+1}), so it can repeat what the last candidate was rejected for.",
+    ),
     "tree_parent_row": PlantedVariantBug(
-        lambda tree, target, draft, prefix=(), rng=None: trees.verify_tree(tree, _parent_row(target), draft, prefix, rng),
-        lambda target, draft, prefix, shape: trees.tree_round_distribution(_parent_row(target), draft, prefix, shape),
+        lambda tree, target, draft, prefix=(), rng=None: trees.verify_tree(
+            tree, _parent_row(target), draft, prefix, rng
+        ),
+        lambda target, draft, prefix, shape: trees.tree_round_distribution(
+            _parent_row(target), draft, prefix, shape
+        ),
         "Token-tree verification scores each node with its parent's target row: the tree-attention "
-        "mask or position ids shifted by one level."),
+        "mask or position ids shifted by one level.",
+    ),
 }

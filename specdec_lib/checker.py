@@ -9,16 +9,16 @@ under correct verification.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
 from . import _validate
 from .greedy import argmax_distribution
-from .toy_models import toy_model_pair
 from .sampling import InverseCdf
 from .stats import emitted_count_pvalue, emitted_law_pvalues
 from .streams import round_distribution
+from .toy_models import toy_model_pair
 
 FALSE_FAIL_RATE = 1e-6  # probability that a correct verifier fails, over the choice of seed
 SUPPORT_FLOOR = 1e-12  # a float probability this small counts as 0 when checking a rule's support
@@ -82,7 +82,7 @@ def _structure_problem(out, drafts, gamma, vocab, verdict=None):
     k, seen = len(tokens), f"emitted {tokens} for drafts {tuple(drafts)}: "
     if not 1 <= k <= gamma + 1:
         return tokens, seen + f"{k} tokens, but a round emits 1..γ+1 = 1..{gamma + 1}"
-    if tokens[:-1] != tuple(drafts[:k - 1]):
+    if tokens[:-1] != tuple(drafts[: k - 1]):
         return tokens, seen + "tokens after a correction (only accepted drafts plus one token may be emitted)"
     if verdict is not None:
         if verdict.get(tokens, 0) <= SUPPORT_FLOOR:
@@ -90,10 +90,16 @@ def _structure_problem(out, drafts, gamma, vocab, verdict=None):
     elif k <= gamma and tokens[-1] == drafts[k - 1]:
         repeated = "the correction repeats the rejected draft, which a correction from [p − q]+ never does"
         if not hasattr(out, "num_accepted"):
-            return tokens, seen + f"the last token equals its draft: either {repeated}, or the bonus is missing"
+            return (
+                tokens,
+                seen + f"the last token equals its draft: either {repeated}, or the bonus is missing",
+            )
         if out.num_accepted == k:
-            return tokens, seen + ("no bonus token after all γ drafts were accepted" if k == gamma
-                                   else "nothing after the last accepted draft")
+            return tokens, seen + (
+                "no bonus token after all γ drafts were accepted"
+                if k == gamma
+                else "nothing after the last accepted draft"
+            )
         return tokens, seen + repeated
     if hasattr(out, "num_accepted") and (out.num_accepted != k - 1 or bool(out.bonus) != (k == gamma + 1)):
         return tokens, seen + f"but it reports num_accepted={out.num_accepted}, bonus={out.bonus}"
@@ -112,11 +118,13 @@ def _draft_paths(draft, prefix, gamma, n_rounds, rng):
 
 def _memoised(model):
     """``model`` returning read-only float arrays (shared between rounds), each prefix computed once."""
-    @lru_cache(maxsize=None)
+
+    @cache
     def rows(prefix):
         row = np.array(model(prefix), dtype=float)
         row.flags.writeable = False
         return row
+
     return rows
 
 
@@ -154,8 +162,10 @@ def _check_scenario(verify_fn, scenario, n_rounds, rng, greedy, threshold, emitt
     if crash:
         problems.append(f"{scenario.name}: {crash}")
     if violations:
-        problems.append(f"{scenario.name}: structure broken in {len(violations)} of {n_rounds} rounds; "
-                        f"first: {violations[0]}")
+        problems.append(
+            f"{scenario.name}: structure broken in {len(violations)} of {n_rounds} rounds; "
+            f"first: {violations[0]}"
+        )
     if not emissions:
         return problems, pvalues
     expected = _argmax_model(scenario.target) if greedy else scenario.target
@@ -163,19 +173,25 @@ def _check_scenario(verify_fn, scenario, n_rounds, rng, greedy, threshold, emitt
     for j, pvalue in enumerate(emitted_law_pvalues(emissions, expected, scenario.prefix)):
         pvalues[f"{scenario.name}: position {j}"] = pvalue
         if pvalue < threshold:
-            problems.append(f"{scenario.name}: position {j}: emitted tokens do not follow {law} "
-                            f"given the tokens before them (p = {pvalue:.1e})")
+            problems.append(
+                f"{scenario.name}: position {j}: emitted tokens do not follow {law} "
+                f"given the tokens before them (p = {pvalue:.1e})"
+            )
     count_law = _count_law(expected, scenario, emitted_distribution)
     pvalue = pvalues[f"{scenario.name}: K"] = emitted_count_pvalue(emissions, count_law)
     if pvalue < threshold:
         mean_k = float(np.mean([len(t) for t in emissions]))
         expected_k = float(np.dot(np.arange(1, len(count_law) + 1), count_law))
-        problems.append(f"{scenario.name}: K, the number of tokens per round, does not follow its distribution "
-                        f"(mean {mean_k:.2f}, expected {expected_k:.2f}; p = {pvalue:.1e})")
+        problems.append(
+            f"{scenario.name}: K, the number of tokens per round, does not follow its distribution "
+            f"(mean {mean_k:.2f}, expected {expected_k:.2f}; p = {pvalue:.1e})"
+        )
     return problems, pvalues
 
 
-def check_verifier(verify_fn, *, seed=0, n_rounds=2000, greedy=False, emitted_distribution=None) -> VerifierReport:
+def check_verifier(
+    verify_fn, *, seed=0, n_rounds=2000, greedy=False, emitted_distribution=None
+) -> VerifierReport:
     r"""Check that ``verify_fn`` verifies exactly: structure, per-position laws and the K law.
 
     ``verify_fn(draft_tokens, target_probs, draft_probs, rng)`` has ``verify``'s signature
@@ -217,25 +233,32 @@ def check_verifier(verify_fn, *, seed=0, n_rounds=2000, greedy=False, emitted_di
     if not callable(verify_fn):
         raise ValueError("verify_fn: expected a callable with verify's signature")
     if emitted_distribution is not None and not callable(emitted_distribution):
-        raise ValueError("emitted_distribution: expected a callable (drafts, target_rows, draft_rows) -> dict")
+        raise ValueError(
+            "emitted_distribution: expected a callable (drafts, target_rows, draft_rows) -> dict"
+        )
     n_rounds = _validate.count("n_rounds", n_rounds, minimum=1)
     rng = np.random.default_rng(seed)
     scenarios = _scenarios()
     threshold = FALSE_FAIL_RATE / sum(s.gamma + 2 for s in scenarios)  # γ+1 positions and K, per scenario
     problems, pvalues = [], {}
     for scenario in scenarios:
-        found, computed = _check_scenario(verify_fn, scenario, n_rounds, rng, greedy, threshold, emitted_distribution)
+        found, computed = _check_scenario(
+            verify_fn, scenario, n_rounds, rng, greedy, threshold, emitted_distribution
+        )
         problems += found
         pvalues.update(computed)
     if problems:
         more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
         summary = "FAIL (" + problems[0].replace(": ", "): ", 1) + more
     else:
-        summary = (f"PASS: structure held in {len(scenarios)} scenarios × {n_rounds} rounds; "
-                   f"{len(pvalues)} chi-square tests, per-test threshold {threshold:.1e}; "
-                   f"smallest p = {min(pvalues.values()):.2g}")
-    return VerifierReport(passed=not problems, summary=summary, problems=tuple(problems),
-                          pvalues=pvalues, threshold=threshold)
+        summary = (
+            f"PASS: structure held in {len(scenarios)} scenarios × {n_rounds} rounds; "
+            f"{len(pvalues)} chi-square tests, per-test threshold {threshold:.1e}; "
+            f"smallest p = {min(pvalues.values()):.2g}"
+        )
+    return VerifierReport(
+        passed=not problems, summary=summary, problems=tuple(problems), pvalues=pvalues, threshold=threshold
+    )
 
 
 def _argmax_model(model):
@@ -246,8 +269,9 @@ def _argmax_model(model):
 def _count_law(target, scenario, emitted_distribution=None):
     """[P(K=1), …, P(K=γ+1)] of one correct round in this scenario (under the given rule, if any)."""
     law = np.zeros(scenario.gamma + 1)
-    rounds = round_distribution(target, scenario.draft, scenario.prefix, scenario.gamma,
-                                emitted_distribution=emitted_distribution)
+    rounds = round_distribution(
+        target, scenario.draft, scenario.prefix, scenario.gamma, emitted_distribution=emitted_distribution
+    )
     for tokens, prob in rounds.items():
         law[len(tokens) - 1] += prob
     return law

@@ -81,8 +81,10 @@ def scenario_rate(expected_tokens, t_draft, t_verify, t_overhead=0.0):
     Fraction(1960, 9)
     """
     expected_tokens = _nonnegative("expected_tokens", expected_tokens)
-    total = sum(_nonnegative(name, t) for name, t in
-                (("t_draft", t_draft), ("t_verify", t_verify), ("t_overhead", t_overhead)))
+    total = sum(
+        _nonnegative(name, t)
+        for name, t in (("t_draft", t_draft), ("t_verify", t_verify), ("t_overhead", t_overhead))
+    )
     if total == 0:
         raise ValueError("t_draft + t_verify + t_overhead: total round time is 0; a rate needs time to pass")
     return expected_tokens / total
@@ -167,7 +169,6 @@ def optimal_gamma(alpha, c, max_gamma=64):
     return 1 + factors.index(max(factors))
 
 
-
 def forward_pass_time(positions, weight_bytes, bandwidth, flops_per_position, peak_flops, cache_bytes=0):
     r"""Roofline model of one target call that scores ``positions`` tokens at batch 1, in seconds.
 
@@ -190,4 +191,6 @@ def forward_pass_time(positions, weight_bytes, bandwidth, flops_per_position, pe
     peak_flops = _nonnegative("peak_flops", peak_flops)
     if bandwidth == 0 or peak_flops == 0:
         raise ValueError("bandwidth, peak_flops: must be > 0")
-    return max(memory / bandwidth, positions * _nonnegative("flops_per_position", flops_per_position) / peak_flops)
+    return max(
+        memory / bandwidth, positions * _nonnegative("flops_per_position", flops_per_position) / peak_flops
+    )

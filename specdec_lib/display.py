@@ -27,4 +27,6 @@ def by_token(tokens, values, digits=3) -> str:
     >>> by_token("ABC", [1.0, 1.0, 0.2000000000000001])
     'A 1, B 1, C 0.2'
     """
-    return ", ".join(f"{t} {number(v, digits) if v is not None else 'undefined'}" for t, v in zip(tokens, values))
+    return ", ".join(
+        f"{t} {number(v, digits) if v is not None else 'undefined'}" for t, v in zip(tokens, values)
+    )

@@ -270,8 +270,10 @@ def rule_correction(p, q, accept):
     kept = [b * c for b, c in zip(q, accept)]
     for x, (a, k) in enumerate(zip(p, kept)):
         if k > a + (0 if exact else RESIDUAL_FLOAT_FLOOR):
-            raise ValueError(f"accept: q(x)·accept(x) exceeds p(x) for token {x}, "
-                             "so no correction can make this rule exact")
+            raise ValueError(
+                f"accept: q(x)·accept(x) exceeds p(x) for token {x}, "
+                "so no correction can make this rule exact"
+            )
     rejected = 1 - sum(kept)
     if rejected == 0 or (not exact and rejected < RESIDUAL_FLOAT_FLOOR):
         raise ValueError("accept: the rule never rejects, so it needs no correction")

@@ -28,22 +28,31 @@ from __future__ import annotations
 import html
 import itertools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from fractions import Fraction
-from typing import Callable
+from pathlib import Path
 
-from .counting import (break_even_verify_time, expected_output_count, expected_wasted_proposals,
-                       output_count_pmf, scenario_rate)
-from .distributions import (acceptance_probabilities, acceptance_rate, output_distribution,
-                            residual_distribution)
+from .counting import (
+    break_even_verify_time,
+    expected_output_count,
+    expected_wasted_proposals,
+    output_count_pmf,
+    scenario_rate,
+)
 from .display import vector
+from .distributions import (
+    acceptance_probabilities,
+    acceptance_rate,
+    output_distribution,
+    residual_distribution,
+)
 from .plotting import COLORS
 
-PROBABILITY = "{:.3f}"   # probabilities, acceptance, E[K]
-RATE = "{:.1f}"          # tokens per second
+PROBABILITY = "{:.3f}"  # probabilities, acceptance, E[K]
+RATE = "{:.1f}"  # tokens per second
 MILLISECONDS = "{:.2f}"  # times per round
-NONE = "—"               # a quantity that is undefined in this state
+NONE = "—"  # a quantity that is undefined in this state
 TOKENS = ("A", "B", "C")
 STYLESHEET = Path(__file__).resolve().parent.parent / "book" / "_static" / "explorers.css"  # absent: unstyled
 
@@ -88,34 +97,50 @@ class Explorer:
         """The static explorer: controls, the initial state, all states as JSON and the lookup script."""
         initial = self.state_at([c.initial for c in self.controls])
         fields, bars = sorted(initial["v"]), sorted(initial["b"])
-        data = {"labels": {c.name: [text for text, _ in c.options] for c in self.controls},
-                "fields": fields, "bars": bars,  # each state as [texts, bar widths, hidden rows]
-                "states": {k: [[s["v"][f] for f in fields], [s["b"][b] for b in bars], s["h"]]
-                           for k, s in self.states().items() if s is not None}}
+        data = {
+            "labels": {c.name: [text for text, _ in c.options] for c in self.controls},
+            "fields": fields,
+            "bars": bars,  # each state as [texts, bar widths, hidden rows]
+            "states": {
+                k: [[s["v"][f] for f in fields], [s["b"][b] for b in bars], s["h"]]
+                for k, s in self.states().items()
+                if s is not None
+            },
+        }
         payload = json.dumps(data, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
-        return (f'<div class="specdec-explorer" data-explorer="{self.name}">'
-                f'<p class="specdec-explorer-title">{html.escape(self.title)}</p>'
-                f'<div class="specdec-controls">{"".join(_control_html(self.name, c) for c in self.controls)}</div>'
-                f'<div class="specdec-display">{self.display(initial)}</div>'
-                f'<p class="specdec-explorer-invalid" role="alert" hidden>{html.escape(self.invalid)}</p>'
-                '<p class="specdec-explorer-note">Every state of this explorer was computed by '
-                'specdec_lib when the book was built; the controls switch between them. '
-                'Download the notebook (button at the top of the page) to run it live with any inputs.</p>'
-                f'<script type="application/json" class="specdec-states">{payload}</script></div>')
+        return (
+            f'<div class="specdec-explorer" data-explorer="{self.name}">'
+            f'<p class="specdec-explorer-title">{html.escape(self.title)}</p>'
+            f'<div class="specdec-controls">{"".join(_control_html(self.name, c) for c in self.controls)}</div>'
+            f'<div class="specdec-display">{self.display(initial)}</div>'
+            f'<p class="specdec-explorer-invalid" role="alert" hidden>{html.escape(self.invalid)}</p>'
+            '<p class="specdec-explorer-note">Every state of this explorer was computed by '
+            "specdec_lib when the book was built; the controls switch between them. "
+            "Download the notebook (button at the top of the page) to run it live with any inputs.</p>"
+            f'<script type="application/json" class="specdec-states">{payload}</script></div>'
+        )
 
     def widget(self):
         """Live ipywidgets controls; each move recomputes the state in the kernel."""
         import ipywidgets as widgets
 
         makers = {"range": widgets.SelectionSlider, "select": widgets.Dropdown}
-        controls = [makers[c.kind](options=[(text, i) for i, (text, _) in enumerate(c.options)],
-                                   value=c.initial, description=c.label,
-                                   style={"description_width": "initial"}) for c in self.controls]
+        controls = [
+            makers[c.kind](
+                options=[(text, i) for i, (text, _) in enumerate(c.options)],
+                value=c.initial,
+                description=c.label,
+                style={"description_width": "initial"},
+            )
+            for c in self.controls
+        ]
         shown = widgets.HTML()
 
         def update(_change=None):
             state = self.state_at([w.value for w in controls])
-            shown.value = _live_style() + (self.display(state) if state else f'<p role="alert">{html.escape(self.invalid)}</p>')
+            shown.value = _live_style() + (
+                self.display(state) if state else f'<p role="alert">{html.escape(self.invalid)}</p>'
+            )
 
         for w in controls:
             w.observe(update, names="value")
@@ -150,9 +175,14 @@ def pq_editor(targets=((0.6, 0.3, 0.1), (0.4, 0.4, 0.2), (0.2, 0.3, 0.5)), draft
         Control("qA", "draft q(A)", shares, round(draft[0] * steps)),
         Control("qB", "draft q(B)", shares, round(draft[1] * steps)),
     )
-    return Explorer("pq-editor", "p/q editor: acceptance, residual and output law", controls,
-                    _pq_state, _pq_display, invalid="q(A) + q(B) is above 1, so q is not a distribution: "
-                    "lower one of them.")
+    return Explorer(
+        "pq-editor",
+        "p/q editor: acceptance, residual and output law",
+        controls,
+        _pq_state,
+        _pq_display,
+        invalid="q(A) + q(B) is above 1, so q is not a distribution: lower one of them.",
+    )
 
 
 def _pq_state(target, qA, qB):
@@ -168,11 +198,24 @@ def _pq_state(target, qA, qB):
     if not note and 0 in q:
         note = "q gives a token probability 0: the draft never proposes it, so a(x) is undefined there."
     output = output_distribution(p, q)
-    v, b = {"alpha": _p(alpha), "rejected": _p(1 - alpha), "note": note,
-            "equals": "yes" if output == p else "no"}, {}
+    v, b = (
+        {
+            "alpha": _p(alpha),
+            "rejected": _p(1 - alpha),
+            "note": note,
+            "equals": "yes" if output == p else "no",
+        },
+        {},
+    )
     for i in range(3):
-        for key, value in (("p", p[i]), ("q", q[i]), ("a", accept[i]), ("m", min(p[i], q[i])),
-                           ("r", residual[i]), ("o", output[i])):
+        for key, value in (
+            ("p", p[i]),
+            ("q", q[i]),
+            ("a", accept[i]),
+            ("m", min(p[i], q[i])),
+            ("r", residual[i]),
+            ("o", output[i]),
+        ):
             v[f"{key}{i}"] = NONE if value is None else _p(value)
             b[f"{key}{i}"] = 0 if value is None else round(100 * float(value))
     b["alpha"] = round(100 * float(alpha))
@@ -180,18 +223,32 @@ def _pq_state(target, qA, qB):
 
 
 def _pq_display(state):
-    columns = (("p", "p(x)", "target"), ("q", "q(x)", "draft"), ("a", "a(x)", "accepted"),
-               ("m", "min", "accepted"), ("r", "r(x)", "residual"), ("o", "output", "target"))
+    columns = (
+        ("p", "p(x)", "target"),
+        ("q", "q(x)", "draft"),
+        ("a", "a(x)", "accepted"),
+        ("m", "min", "accepted"),
+        ("r", "r(x)", "residual"),
+        ("o", "output", "target"),
+    )
     head = "".join(f'<th scope="col">{label}</th>' for _, label, _ in columns)
-    rows = "".join(f'<tr><th scope="row">{token}</th>' + "".join(_cell(state, f"{key}{i}", colour) for key, _, colour in columns)
-                   + "</tr>" for i, token in enumerate(TOKENS))
-    return ('<p class="specdec-note">p target, q draft, a(x) acceptance, min = min(p, q) kept mass, r(x) residual, '
-            f'output the emitted token\'s law.</p><div class="specdec-table"><table><tr><th scope="col">x</th>{head}</tr>'
-            f'{rows}</table></div>'
-            + _result(_bar_row(state, "alpha", "acceptance rate α", "accepted")
-                      + f'<p>Rejected mass 1 − α = {_field(state, "rejected")}; output equals p: '
-                      f'{_field(state, "equals")}.</p>')
-            + f'<p class="specdec-note">{_field(state, "note")}</p>')
+    rows = "".join(
+        f'<tr><th scope="row">{token}</th>'
+        + "".join(_cell(state, f"{key}{i}", colour) for key, _, colour in columns)
+        + "</tr>"
+        for i, token in enumerate(TOKENS)
+    )
+    return (
+        '<p class="specdec-note">p target, q draft, a(x) acceptance, min = min(p, q) kept mass, r(x) residual, '
+        f'output the emitted token\'s law.</p><div class="specdec-table"><table><tr><th scope="col">x</th>{head}</tr>'
+        f"{rows}</table></div>"
+        + _result(
+            _bar_row(state, "alpha", "acceptance rate α", "accepted")
+            + f"<p>Rejected mass 1 − α = {_field(state, 'rejected')}; output equals p: "
+            f"{_field(state, 'equals')}.</p>"
+        )
+        + f'<p class="specdec-note">{_field(state, "note")}</p>'
+    )
 
 
 def alpha_gamma_explorer(gamma_max=8, alpha_steps=20):
@@ -206,15 +263,21 @@ def alpha_gamma_explorer(gamma_max=8, alpha_steps=20):
     (['0.400', '0.240', '0.360', '1.960'], ['K4', 'K5'])
     """
     controls = (
-        Control("alpha", "acceptance rate α",
-                tuple((f"{k / alpha_steps:.2f}", Fraction(k, alpha_steps)) for k in range(alpha_steps + 1)),
-                round(0.6 * alpha_steps)),
+        Control(
+            "alpha",
+            "acceptance rate α",
+            tuple((f"{k / alpha_steps:.2f}", Fraction(k, alpha_steps)) for k in range(alpha_steps + 1)),
+            round(0.6 * alpha_steps),
+        ),
         Control("gamma", "proposals per round γ", tuple((str(g), g) for g in range(1, gamma_max + 1)), 1),
     )
 
     def state(alpha, gamma):
         pmf = output_count_pmf(alpha, gamma)
-        v = {"EK": _p(expected_output_count(alpha, gamma)), "wasted": _p(expected_wasted_proposals(alpha, gamma))}
+        v = {
+            "EK": _p(expected_output_count(alpha, gamma)),
+            "wasted": _p(expected_wasted_proposals(alpha, gamma)),
+        }
         b = {}
         for k in range(1, gamma_max + 2):
             value = pmf[k - 1] if k <= gamma + 1 else None
@@ -223,16 +286,26 @@ def alpha_gamma_explorer(gamma_max=8, alpha_steps=20):
         return {"v": v, "b": b, "h": [f"K{k}" for k in range(gamma + 2, gamma_max + 2)]}
 
     def display(state):
-        bars = "".join(_bar_row(state, f"K{k}", f"P(K = {k})", "accepted", row=True, hidden=f"K{k}" in state["h"])
-                       for k in range(1, gamma_max + 2))
-        return bars + _result(f'<p>Expected output per round E[K] = {_field(state, "EK")} tokens; '
-                              f'expected wasted proposals = {_field(state, "wasted")}.</p>')
+        bars = "".join(
+            _bar_row(state, f"K{k}", f"P(K = {k})", "accepted", row=True, hidden=f"K{k}" in state["h"])
+            for k in range(1, gamma_max + 2)
+        )
+        return bars + _result(
+            f"<p>Expected output per round E[K] = {_field(state, 'EK')} tokens; "
+            f"expected wasted proposals = {_field(state, 'wasted')}.</p>"
+        )
 
     return Explorer("alpha-gamma", "α–γ explorer: how many tokens a round emits", controls, state, display)
 
 
-def timing_budget_explorer(draft_ms_per_step=1.0, overhead_ms=1.0, baseline_ms=6.0,
-                           alphas=(0.4, 0.5, 0.6, 0.7, 0.8, 0.9), gammas=(1, 2, 3, 4), verify_ms=range(2, 15)):
+def timing_budget_explorer(
+    draft_ms_per_step=1.0,
+    overhead_ms=1.0,
+    baseline_ms=6.0,
+    alphas=(0.4, 0.5, 0.6, 0.7, 0.8, 0.9),
+    gammas=(1, 2, 3, 4),
+    verify_ms=range(2, 15),
+):
     r"""The timing-budget explorer: scenario rate against the baseline, and the break-even verification time.
 
     Rate :math:`R = \mathbb{E}[K]/(T_{draft}+T_{verify}+T_{overhead})` with
@@ -250,35 +323,70 @@ def timing_budget_explorer(draft_ms_per_step=1.0, overhead_ms=1.0, baseline_ms=6
     controls = (
         Control("alpha", "acceptance rate α", tuple((f"{a:.1f}", a) for a in alphas), alphas.index(0.6)),
         Control("gamma", "proposals per round γ", tuple((str(g), g) for g in gammas), gammas.index(2)),
-        Control("verify", "verification per round (ms)", tuple((str(t), t) for t in verify_ms), list(verify_ms).index(6)),
+        Control(
+            "verify",
+            "verification per round (ms)",
+            tuple((str(t), t) for t in verify_ms),
+            list(verify_ms).index(6),
+        ),
     )
-    scale = max(scenario_rate(expected_output_count(max(alphas), g), g * draft_ms_per_step / 1000,
-                              min(verify_ms) / 1000, overhead_ms / 1000) for g in gammas)
+    scale = max(
+        scenario_rate(
+            expected_output_count(max(alphas), g),
+            g * draft_ms_per_step / 1000,
+            min(verify_ms) / 1000,
+            overhead_ms / 1000,
+        )
+        for g in gammas
+    )
 
     def state(alpha, gamma, verify):
         tokens = expected_output_count(alpha, gamma)
         t_draft = gamma * draft_ms_per_step / 1000
         rate = scenario_rate(tokens, t_draft, verify / 1000, overhead_ms / 1000)
         even = break_even_verify_time(tokens, t_draft, overhead_ms / 1000, baseline_ms / 1000)
-        verdict = ("faster than the baseline" if rate > baseline else
-                   "slower than the baseline" if rate < baseline else "level with the baseline")
-        v = {"EK": _p(tokens), "round": MILLISECONDS.format(gamma * draft_ms_per_step + verify + overhead_ms),
-             "rate": RATE.format(rate), "baseline": RATE.format(baseline), "ratio": f"{rate / baseline:.2f}",
-             "breakeven": MILLISECONDS.format(even * 1000) if even > 0 else "none (never pays)",
-             "verdict": verdict}
-        return {"v": v, "b": {"rate": round(100 * rate / scale), "baseline": round(100 * baseline / scale)}, "h": []}
+        verdict = (
+            "faster than the baseline"
+            if rate > baseline
+            else "slower than the baseline"
+            if rate < baseline
+            else "level with the baseline"
+        )
+        v = {
+            "EK": _p(tokens),
+            "round": MILLISECONDS.format(gamma * draft_ms_per_step + verify + overhead_ms),
+            "rate": RATE.format(rate),
+            "baseline": RATE.format(baseline),
+            "ratio": f"{rate / baseline:.2f}",
+            "breakeven": MILLISECONDS.format(even * 1000) if even > 0 else "none (never pays)",
+            "verdict": verdict,
+        }
+        return {
+            "v": v,
+            "b": {"rate": round(100 * rate / scale), "baseline": round(100 * baseline / scale)},
+            "h": [],
+        }
 
     def display(state):
-        return (_result(_bar_row(state, "rate", "speculative (tokens/s)", "target", text="rate")
-                        + _bar_row(state, "baseline", "baseline (tokens/s)", "baseline", text="baseline")
-                        + f'<p>E[K] = {_field(state, "EK")} tokens per round of {_field(state, "round")} ms: '
-                        f'{_field(state, "verdict")} ({_field(state, "ratio")}×). Speculation stops paying at a '
-                        f'verification time of {_field(state, "breakeven")} ms per round (break-even).</p>')
-                + f'<p class="specdec-note">Assumed budget: {draft_ms_per_step:g} ms per draft step, '
-                f'{overhead_ms:g} ms overhead per round, {baseline_ms:g} ms per baseline token.</p>')
+        return (
+            _result(
+                _bar_row(state, "rate", "speculative (tokens/s)", "target", text="rate")
+                + _bar_row(state, "baseline", "baseline (tokens/s)", "baseline", text="baseline")
+                + f"<p>E[K] = {_field(state, 'EK')} tokens per round of {_field(state, 'round')} ms: "
+                f"{_field(state, 'verdict')} ({_field(state, 'ratio')}×). Speculation stops paying at a "
+                f"verification time of {_field(state, 'breakeven')} ms per round (break-even).</p>"
+            )
+            + f'<p class="specdec-note">Assumed budget: {draft_ms_per_step:g} ms per draft step, '
+            f"{overhead_ms:g} ms overhead per round, {baseline_ms:g} ms per baseline token.</p>"
+        )
 
-    return Explorer("timing-budget", "Timing-budget explorer: scenario rate against the baseline",
-                    controls, state, display)
+    return Explorer(
+        "timing-budget",
+        "Timing-budget explorer: scenario rate against the baseline",
+        controls,
+        state,
+        display,
+    )
 
 
 def _live_style() -> str:
@@ -301,16 +409,20 @@ def _result(inner):
 
 
 def _cell(state, name, colour):
-    return (f'<td>{_field(state, name)}<span class="specdec-track" aria-hidden="true"><span data-bar="{name}" '
-            f'style="width:{state["b"][name]}%;background:{COLORS[colour]}"></span></span></td>')
+    return (
+        f'<td>{_field(state, name)}<span class="specdec-track" aria-hidden="true"><span data-bar="{name}" '
+        f'style="width:{state["b"][name]}%;background:{COLORS[colour]}"></span></span></td>'
+    )
 
 
 def _bar_row(state, name, label, colour, row=False, hidden=False, text=None):
     attrs = f' data-row="{name}"' if row else ""
     attrs += " hidden" if hidden else ""
-    return (f'<div class="specdec-bar-row"{attrs}><span class="specdec-bar-label">{label}</span>'
-            f'<span class="specdec-track" aria-hidden="true"><span data-bar="{name}" style="width:{state["b"][name]}%;'
-            f'background:{COLORS[colour]}"></span></span>{_field(state, text or name)}</div>')
+    return (
+        f'<div class="specdec-bar-row"{attrs}><span class="specdec-bar-label">{label}</span>'
+        f'<span class="specdec-track" aria-hidden="true"><span data-bar="{name}" style="width:{state["b"][name]}%;'
+        f'background:{COLORS[colour]}"></span></span>{_field(state, text or name)}</div>'
+    )
 
 
 def _control_html(explorer, control):
@@ -318,11 +430,17 @@ def _control_html(explorer, control):
     ident = f"{explorer}-{control.name}"
     label = f'<label for="{ident}">{html.escape(control.label)}</label>'
     if control.kind == "select":
-        options = "".join(f'<option value="{i}"{" selected" if i == control.initial else ""}>{html.escape(text)}</option>'
-                          for i, (text, _) in enumerate(control.options))
+        options = "".join(
+            f'<option value="{i}"{" selected" if i == control.initial else ""}>{html.escape(text)}</option>'
+            for i, (text, _) in enumerate(control.options)
+        )
         return f'<div class="specdec-control">{label} <select id="{ident}" data-control="{control.name}">{options}</select></div>'
     shown = html.escape(control.options[control.initial][0])
-    widget = (f'<input type="range" id="{ident}" data-control="{control.name}" min="0" '
-              f'max="{len(control.options) - 1}" step="1" value="{control.initial}" aria-valuetext="{shown}">')
-    return (f'<div class="specdec-control">{label} {widget} '
-            f'<output for="{ident}" data-value-of="{control.name}" aria-hidden="true">{shown}</output></div>')
+    widget = (
+        f'<input type="range" id="{ident}" data-control="{control.name}" min="0" '
+        f'max="{len(control.options) - 1}" step="1" value="{control.initial}" aria-valuetext="{shown}">'
+    )
+    return (
+        f'<div class="specdec-control">{label} {widget} '
+        f'<output for="{ident}" data-value-of="{control.name}" aria-hidden="true">{shown}</output></div>'
+    )

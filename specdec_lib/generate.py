@@ -99,8 +99,9 @@ def _start(model, prompt):
     return state, prompt[-1]
 
 
-def autoregressive_generate(target, prompt, max_new_tokens, *, seed=0, temperature=1.0, top_k=None, top_p=None,
-                            clock=perf_counter):
+def autoregressive_generate(
+    target, prompt, max_new_tokens, *, seed=0, temperature=1.0, top_k=None, top_p=None, clock=perf_counter
+):
     """Plain decoding: one target call per token, each token sampled from the target row's :func:`decoding_distribution`.
 
     >>> from specdec_lib.text_models import build_model_pair, encode
@@ -125,8 +126,20 @@ def autoregressive_generate(target, prompt, max_new_tokens, *, seed=0, temperatu
     return Generation(tuple(tokens), tuple(rounds), clock() - start)
 
 
-def speculative_generate(target, draft, prompt, max_new_tokens, gamma, *, seed=0, temperature=1.0, top_k=None,
-                         top_p=None, verifier=verify_unchecked, clock=perf_counter):
+def speculative_generate(
+    target,
+    draft,
+    prompt,
+    max_new_tokens,
+    gamma,
+    *,
+    seed=0,
+    temperature=1.0,
+    top_k=None,
+    top_p=None,
+    verifier=verify_unchecked,
+    clock=perf_counter,
+):
     """Speculative decoding: γ draft calls, one target call on γ+1 positions, verify, roll back.
 
     Output is cut to ``max_new_tokens``; the records keep every round whole. ``verifier`` decides
@@ -157,7 +170,10 @@ def speculative_generate(target, draft, prompt, max_new_tokens, gamma, *, seed=0
             q_rows.append(q)
         drafted = clock()
         base = target_state.length
-        p_rows = [decoding_distribution(row, temperature, top_k, top_p) for row in target.score(target_state, [pending] + drafts)]
+        p_rows = [
+            decoding_distribution(row, temperature, top_k, top_p)
+            for row in target.score(target_state, [pending] + drafts)
+        ]
         scored = clock()
         verified = verifier(drafts, p_rows, q_rows, rng)
         k, pending = verified.num_accepted, verified.tokens[-1]
@@ -169,7 +185,15 @@ def speculative_generate(target, draft, prompt, max_new_tokens, gamma, *, seed=0
             draft_feed = [drafts[-1], pending]
         tokens += drafts[:k] + [pending]
         now = clock()
-        rounds.append(RoundRecord(gamma, (True,) * k + (False,) * (k < gamma), k + 1,
-                                  drafted - last, scored - drafted, now - scored))
+        rounds.append(
+            RoundRecord(
+                gamma,
+                (True,) * k + (False,) * (k < gamma),
+                k + 1,
+                drafted - last,
+                scored - drafted,
+                now - scored,
+            )
+        )
         last = now
     return Generation(tuple(tokens[:max_new_tokens]), tuple(rounds), clock() - start)

@@ -99,17 +99,42 @@ class Workload:
 
 
 WORKLOADS = {
-    "chapter": Workload(new_tokens=100, repeats=4, gammas=(1, 2, 4, 6, 8), alpha_sequences=4, alpha_tokens=100,
-                        cost_calls=15, max_batch=1024, batch_calls=3, resamples=1000),
-    "quick": Workload(new_tokens=100, repeats=3, alpha_sequences=3, alpha_tokens=100, cost_calls=10,
-                      max_batch=128, batch_calls=3, resamples=500),
-    "full": Workload(new_tokens=600, repeats=16, alpha_sequences=16, alpha_tokens=300, cost_calls=100,
-                     max_batch=4096, batch_calls=5),
+    "chapter": Workload(
+        new_tokens=100,
+        repeats=4,
+        gammas=(1, 2, 4, 6, 8),
+        alpha_sequences=4,
+        alpha_tokens=100,
+        cost_calls=15,
+        max_batch=1024,
+        batch_calls=3,
+        resamples=1000,
+    ),
+    "quick": Workload(
+        new_tokens=100,
+        repeats=3,
+        alpha_sequences=3,
+        alpha_tokens=100,
+        cost_calls=10,
+        max_batch=128,
+        batch_calls=3,
+        resamples=500,
+    ),
+    "full": Workload(
+        new_tokens=600,
+        repeats=16,
+        alpha_sequences=16,
+        alpha_tokens=300,
+        cost_calls=100,
+        max_batch=4096,
+        batch_calls=5,
+    ),
 }
 REGIMES = {"temperature 1": (1.0, verify_unchecked), "greedy": (0.0, verify_greedy_unchecked)}
 
 
 # --- the report ------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Gap:
@@ -226,6 +251,7 @@ class Report(RegimeReport):
 
 # --- the independent inputs ------------------------------------------------------------------------
 
+
 def machine_info() -> dict:
     """CPU model, core count and software versions of the machine the numbers were measured on.
 
@@ -238,8 +264,13 @@ def machine_info() -> dict:
             cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
     except OSError:
         pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "system": platform.system(), "python": platform.python_version(),
-            "numpy": np.__version__}
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "system": platform.system(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+    }
 
 
 def prompt_for_seed(seed: int) -> np.ndarray:
@@ -252,7 +283,7 @@ def prompt_for_seed(seed: int) -> np.ndarray:
     tokens = _corpus_tokens()
     starts = np.flatnonzero(tokens[:-PROMPT_CHARS] == 0) + 1  # after a space
     start = starts[np.random.default_rng([_validate.count("seed", seed), 1]).integers(len(starts))]
-    return tokens[start: start + PROMPT_CHARS]
+    return tokens[start : start + PROMPT_CHARS]
 
 
 @lru_cache(maxsize=1)
@@ -281,9 +312,11 @@ def alpha_per_prefix(target, draft, texts, prompt_lengths, temperature=1.0) -> t
         start = _validate.count("prompt_lengths", start, minimum=1)
         if len(text) <= start:
             raise ValueError("texts: each text needs at least one token after its prompt")
-        p_rows, q_rows = (m.score(m.new_state(), text[:-1])[start - 1:] for m in (target, draft))
-        betas = [acceptance_rate(decoding_distribution(p, temperature), decoding_distribution(q, temperature))
-                 for p, q in zip(p_rows, q_rows)]
+        p_rows, q_rows = (m.score(m.new_state(), text[:-1])[start - 1 :] for m in (target, draft))
+        betas = [
+            acceptance_rate(decoding_distribution(p, temperature), decoding_distribution(q, temperature))
+            for p, q in zip(p_rows, q_rows)
+        ]
         means.append(np.mean(betas))
         count += len(betas)
     weights = np.array([len(t) - s for t, s in zip(texts, prompt_lengths)], dtype=float)
@@ -307,7 +340,7 @@ def cost_curve(target, draft, max_positions=9, calls=30, clock=perf_counter) -> 
     states = {m: m.new_state() for m in (target, draft)}
     for model, state in states.items():
         model.score(state, context)
-    base, new = len(context), context[:_validate.count("max_positions", max_positions, minimum=1)]
+    base, new = len(context), context[: _validate.count("max_positions", max_positions, minimum=1)]
     times = np.zeros((_validate.count("calls", calls, minimum=1), max_positions + 1))
     for i in range(calls):
         for j, (model, b) in enumerate([(draft, 1)] + [(target, b) for b in range(1, max_positions + 1)]):
@@ -316,9 +349,14 @@ def cost_curve(target, draft, max_positions=9, calls=30, clock=perf_counter) -> 
             times[i, j] = clock() - start
             states[model].rollback(base)
     median = np.median(times, axis=0)
-    return CostCurve(tuple(range(1, max_positions + 1)), tuple(float(v) for v in median[1:]),
-                     tuple(float(v) for v in np.percentile(times[:, 1:], 10, axis=0)),
-                     tuple(float(v) for v in np.percentile(times[:, 1:], 90, axis=0)), float(median[0]), calls)
+    return CostCurve(
+        tuple(range(1, max_positions + 1)),
+        tuple(float(v) for v in median[1:]),
+        tuple(float(v) for v in np.percentile(times[:, 1:], 10, axis=0)),
+        tuple(float(v) for v in np.percentile(times[:, 1:], 90, axis=0)),
+        float(median[0]),
+        calls,
+    )
 
 
 def predicted_speedup(alpha, gamma, c, verify_ratio) -> float:
@@ -338,7 +376,9 @@ def predicted_speedup(alpha, gamma, c, verify_ratio) -> float:
     return improvement_factor(alpha, gamma, c) * (gamma * c + 1) / (gamma * c + verify_ratio)
 
 
-def gap_factors(alpha, gamma, c, verify_ratio, tokens_per_round, round_s, baseline_step_s, target_call_s) -> Gap:
+def gap_factors(
+    alpha, gamma, c, verify_ratio, tokens_per_round, round_s, baseline_step_s, target_call_s
+) -> Gap:
     r"""Split measured / Thm 3.8 into three factors whose product is exactly that ratio.
 
     With :math:`S_{meas} = \mathbb{E}[K]_{meas}\,T_{base} / T_{round}` (measured tokens per round,
@@ -373,14 +413,19 @@ def gap_factors(alpha, gamma, c, verify_ratio, tokens_per_round, round_s, baseli
     target_call_s = _validate.positive("target_call_s", target_call_s)
     priced = gamma * c + verify_ratio
     measured = tokens_per_round * baseline_step_s / round_s
-    return Gap(total=measured / improvement_factor(alpha, gamma, c), verify_cost=(gamma * c + 1) / priced,
-               acceptance=tokens_per_round / float(expected_output_count(alpha, gamma)),
-               overhead=priced * baseline_step_s / round_s, round_model_share=priced * target_call_s / round_s,
-               baseline_model_share=target_call_s / baseline_step_s)
+    return Gap(
+        total=measured / improvement_factor(alpha, gamma, c),
+        verify_cost=(gamma * c + 1) / priced,
+        acceptance=tokens_per_round / float(expected_output_count(alpha, gamma)),
+        overhead=priced * baseline_step_s / round_s,
+        round_model_share=priced * target_call_s / round_s,
+        baseline_model_share=target_call_s / baseline_step_s,
+    )
 
 
-def speedup_interval(spec_tokens, spec_wall, base_tokens, base_wall, *, resamples=2000, seed=0,
-                     confidence=CONFIDENCE) -> tuple[float, float]:
+def speedup_interval(
+    spec_tokens, spec_wall, base_tokens, base_wall, *, resamples=2000, seed=0, confidence=CONFIDENCE
+) -> tuple[float, float]:
     r"""Percentile bootstrap interval of the pooled speedup over runs r (tokens n, seconds t).
 
     .. math::
@@ -397,8 +442,12 @@ def speedup_interval(spec_tokens, spec_wall, base_tokens, base_wall, *, resample
     arrays = [np.asarray(a, dtype=float) for a in (spec_tokens, spec_wall, base_tokens, base_wall)]
     n = len(arrays[0])
     if n < 2 or any(len(a) != n for a in arrays):
-        raise ValueError("spec_tokens, spec_wall, base_tokens, base_wall: need equally many runs, at least two")
-    picks = np.random.default_rng(seed).integers(0, n, size=(_validate.count("resamples", resamples, minimum=1), n))
+        raise ValueError(
+            "spec_tokens, spec_wall, base_tokens, base_wall: need equally many runs, at least two"
+        )
+    picks = np.random.default_rng(seed).integers(
+        0, n, size=(_validate.count("resamples", resamples, minimum=1), n)
+    )
     sums = [a[picks].sum(axis=1) for a in arrays]
     ratios = (sums[0] / sums[1]) / (sums[2] / sums[3])
     tail = 100 * (1 - _validate.probability("confidence", confidence)) / 2
@@ -422,8 +471,9 @@ def acceptance_by_position(rounds, gamma) -> list[float | None]:
     return [float(a / n) if n else None for a, n in zip(accepted, reached)]
 
 
-def batch_curve(target, draft, gamma, alpha, *, max_batch=1024, calls=5, clock=perf_counter,
-                progress=None) -> BatchCurve:
+def batch_curve(
+    target, draft, gamma, alpha, *, max_batch=1024, calls=5, clock=perf_counter, progress=None
+) -> BatchCurve:
     r"""Cost per call against the number of sequences scored together, and Thm 3.8's speedup at each batch.
 
     At batch B: :math:`S(B) = \frac{1-\alpha^{\gamma+1}}{(1-\alpha)(\gamma c_B + v_B)}` with
@@ -440,13 +490,13 @@ def batch_curve(target, draft, gamma, alpha, *, max_batch=1024, calls=5, clock=p
     ([1, 2], 2)
     """
     gamma = _validate.count("gamma", gamma, minimum=1)
-    context = encode(COST_CONTEXT)[-target.shape.window:]
+    context = encode(COST_CONTEXT)[-target.shape.window :]
     points, batch = [], 1
     while batch <= _validate.count("max_batch", max_batch, minimum=1):
         states = {m: m.new_state(batch, capacity=len(context)) for m in (target, draft)}
         for model, state in states.items():
-            model.score_batch(state, np.tile(context[:-gamma - 1], (batch, 1)))
-        base, new = len(context) - gamma - 1, np.tile(context[-gamma - 1:], (batch, 1))
+            model.score_batch(state, np.tile(context[: -gamma - 1], (batch, 1)))
+        base, new = len(context) - gamma - 1, np.tile(context[-gamma - 1 :], (batch, 1))
         times = np.zeros((max(_validate.count("calls", calls, minimum=1), 64 // batch), 3))
         for i in range(len(times)):
             for j, (model, b) in enumerate(((target, 1), (target, gamma + 1), (draft, 1))):
@@ -455,15 +505,24 @@ def batch_curve(target, draft, gamma, alpha, *, max_batch=1024, calls=5, clock=p
                 times[i, j] = clock() - start
                 states[model].rollback(base)
         t1, tv, td = (float(v) for v in np.median(times, axis=0))
-        points.append(BatchPoint(batch, t1, tv, td, t1 / batch, predicted_speedup(alpha, gamma, td / t1, tv / t1)))
+        points.append(
+            BatchPoint(batch, t1, tv, td, t1 / batch, predicted_speedup(alpha, gamma, td / t1, tv / t1))
+        )
         _progress(len(points), None, f"batch {batch}", progress)
-        saturated = [b.target_s_per_token > SATURATION * a.target_s_per_token for a, b in zip(points, points[1:])]
+        saturated = [
+            b.target_s_per_token > SATURATION * a.target_s_per_token for a, b in zip(points, points[1:])
+        ]
         losing = [p.speedup_predicted < 1 for p in points]
         if saturated[-1:] == [True] and losing[-2:] == [True, True]:
             break
         batch *= 2
-    return BatchCurve(gamma, float(alpha), tuple(points), _first_of_final_run([False] + saturated, points),
-                      _first_of_final_run(losing, points))
+    return BatchCurve(
+        gamma,
+        float(alpha),
+        tuple(points),
+        _first_of_final_run([False] + saturated, points),
+        _first_of_final_run(losing, points),
+    )
 
 
 def _first_of_final_run(flags, points):
@@ -477,6 +536,7 @@ def _first_of_final_run(flags, points):
 
 
 # --- the runs --------------------------------------------------------------------------------------
+
 
 def _progress(done, total, label, stream):
     if stream is not None:
@@ -503,20 +563,35 @@ def _decode_seeds(target, draft, seeds, workload, temperature, verifier, progres
     jobs, clock = [None] + list(workload.gammas), CLOCKS[workload.clock]
     for i, seed in enumerate(seeds):
         prompt = prompt_for_seed(seed)
-        for g in jobs[i % len(jobs):] + jobs[: i % len(jobs)]:
+        for g in jobs[i % len(jobs) :] + jobs[: i % len(jobs)]:
             if g is None:
-                baseline.append(autoregressive_generate(target, prompt, workload.new_tokens, seed=seed,
-                                                        temperature=temperature, clock=clock))
+                baseline.append(
+                    autoregressive_generate(
+                        target, prompt, workload.new_tokens, seed=seed, temperature=temperature, clock=clock
+                    )
+                )
             else:
-                speculative[g].append(speculative_generate(target, draft, prompt, workload.new_tokens, g, seed=seed,
-                                                           temperature=temperature, verifier=verifier, clock=clock))
+                speculative[g].append(
+                    speculative_generate(
+                        target,
+                        draft,
+                        prompt,
+                        workload.new_tokens,
+                        g,
+                        seed=seed,
+                        temperature=temperature,
+                        verifier=verifier,
+                        clock=clock,
+                    )
+                )
             progress.step(f"seed {seed}: {'baseline' if g is None else f'gamma={g}'}")
     return baseline, speculative
 
 
 def _pooled_speedup(runs, baseline):
-    return (sum(sum(r.emitted for r in run.rounds) for run in runs) / sum(run.wall for run in runs)) / \
-        (sum(len(run.tokens) for run in baseline) / sum(run.wall for run in baseline))
+    return (sum(sum(r.emitted for r in run.rounds) for run in runs) / sum(run.wall for run in runs)) / (
+        sum(len(run.tokens) for run in baseline) / sum(run.wall for run in baseline)
+    )
 
 
 def _gamma_row(g, runs, baseline, selection_runs, selection_baseline, alpha, c, v, t_target, workload):
@@ -529,18 +604,29 @@ def _gamma_row(g, runs, baseline, selection_runs, selection_baseline, alpha, c, 
     tokens_per_round = sum(tokens) / n
     gap = gap_factors(alpha, g, c, v, tokens_per_round, round_s, baseline_s, t_target)
     return GammaRow(
-        gamma=g, verify_ratio=v, speedup_theorem38=float(improvement_factor(alpha, g, c)),
+        gamma=g,
+        verify_ratio=v,
+        speedup_theorem38=float(improvement_factor(alpha, g, c)),
         speedup_predicted_with_v=predicted_speedup(alpha, g, c, v),
         speedup_measured=_pooled_speedup(runs, baseline),
-        speedup_measured_ci=speedup_interval(tokens, walls, base_tokens, base_walls, resamples=workload.resamples,
-                                             seed=g),
-        speedup_by_repeat=tuple((t / w) / (bt / bw) for t, w, bt, bw in zip(tokens, walls, base_tokens, base_walls)),
+        speedup_measured_ci=speedup_interval(
+            tokens, walls, base_tokens, base_walls, resamples=workload.resamples, seed=g
+        ),
+        speedup_by_repeat=tuple(
+            (t / w) / (bt / bw) for t, w, bt, bw in zip(tokens, walls, base_tokens, base_walls)
+        ),
         speedup_selection=_pooled_speedup(selection_runs, selection_baseline),
-        tokens_per_round=tokens_per_round, tokens_per_round_iid=float(expected_output_count(alpha, g)),
+        tokens_per_round=tokens_per_round,
+        tokens_per_round_iid=float(expected_output_count(alpha, g)),
         acceptance_by_position=tuple(acceptance_by_position(rounds, g)),
         emitted_counts=tuple(sum(r.emitted == k for r in rounds) for k in range(1, g + 2)),
-        rounds=n, round_s=round_s, draft_s=sum(r.t_draft for r in rounds) / n,
-        verify_s=sum(r.t_verify for r in rounds) / n, overhead_s=sum(r.t_overhead for r in rounds) / n, gap=gap)
+        rounds=n,
+        round_s=round_s,
+        draft_s=sum(r.t_draft for r in rounds) / n,
+        verify_s=sum(r.t_verify for r in rounds) / n,
+        overhead_s=sum(r.t_overhead for r in rounds) / n,
+        gap=gap,
+    )
 
 
 def measure_regime(target, draft, workload, curve, temperature, verifier, progress) -> RegimeReport:
@@ -548,27 +634,57 @@ def measure_regime(target, draft, workload, curve, temperature, verifier, progre
     texts, prompt_lengths = [], []
     for seed in workload.alpha_seeds:
         prompt = prompt_for_seed(seed)
-        written = autoregressive_generate(target, prompt, workload.alpha_tokens, seed=seed, temperature=temperature)
+        written = autoregressive_generate(
+            target, prompt, workload.alpha_tokens, seed=seed, temperature=temperature
+        )
         texts.append(np.r_[prompt, written.tokens])
         prompt_lengths.append(len(prompt))
         progress.step(f"alpha: seed {seed}")
     alpha, alpha_se, prefixes = alpha_per_prefix(target, draft, texts, prompt_lengths, temperature)
     c = curve.draft_s / curve.target_s[0]
     v = {g: curve.ratio(g + 1) for g in workload.gammas}
-    selection = _decode_seeds(target, draft, workload.selection_seeds, workload, temperature, verifier, progress)
-    held_out = _decode_seeds(target, draft, workload.held_out_seeds, workload, temperature, verifier, progress)
-    rows = tuple(_gamma_row(g, held_out[1][g], held_out[0], selection[1][g], selection[0], alpha, c, v[g],
-                            curve.target_s[0], workload) for g in workload.gammas)
+    selection = _decode_seeds(
+        target, draft, workload.selection_seeds, workload, temperature, verifier, progress
+    )
+    held_out = _decode_seeds(
+        target, draft, workload.held_out_seeds, workload, temperature, verifier, progress
+    )
+    rows = tuple(
+        _gamma_row(
+            g,
+            held_out[1][g],
+            held_out[0],
+            selection[1][g],
+            selection[0],
+            alpha,
+            c,
+            v[g],
+            curve.target_s[0],
+            workload,
+        )
+        for g in workload.gammas
+    )
     chosen = max(rows, key=lambda r: r.speedup_selection)
     baseline = held_out[0]
     return RegimeReport(
-        temperature=temperature, verifier=verifier.__name__, alpha_per_prefix=alpha, alpha_per_prefix_se=alpha_se,
-        alpha_prefixes=prefixes, c_single_call=c, verify_ratio_curve={str(g): v[g] for g in workload.gammas},
-        gamma=chosen.gamma, speedup_measured=chosen.speedup_measured, speedup_measured_ci=chosen.speedup_measured_ci,
-        speedup_theorem38=chosen.speedup_theorem38, speedup_predicted_with_v=chosen.speedup_predicted_with_v,
-        gamma_selected_on_seeds=workload.selection_seeds, reported_on_seeds=workload.held_out_seeds,
+        temperature=temperature,
+        verifier=verifier.__name__,
+        alpha_per_prefix=alpha,
+        alpha_per_prefix_se=alpha_se,
+        alpha_prefixes=prefixes,
+        c_single_call=c,
+        verify_ratio_curve={str(g): v[g] for g in workload.gammas},
+        gamma=chosen.gamma,
+        speedup_measured=chosen.speedup_measured,
+        speedup_measured_ci=chosen.speedup_measured_ci,
+        speedup_theorem38=chosen.speedup_theorem38,
+        speedup_predicted_with_v=chosen.speedup_predicted_with_v,
+        gamma_selected_on_seeds=workload.selection_seeds,
+        reported_on_seeds=workload.held_out_seeds,
         baseline_step_s=sum(run.wall for run in baseline) / sum(len(run.tokens) for run in baseline),
-        baseline_rate_by_repeat=tuple(len(run.tokens) / run.wall for run in baseline), rows=rows)
+        baseline_rate_by_repeat=tuple(len(run.tokens) / run.wall for run in baseline),
+        rows=rows,
+    )
 
 
 def measure(workload: Workload, *, models=None, progress=None) -> Report:
@@ -592,21 +708,41 @@ def measure(workload: Workload, *, models=None, progress=None) -> Report:
     per_regime = workload.alpha_sequences + 2 * workload.repeats * (1 + len(workload.gammas))
     progress_bar = _Progress(1 + len(REGIMES) * per_regime, progress)
     clock = CLOCKS[workload.clock]
-    curve = cost_curve(target, draft, max_positions=max(workload.gammas) + 1, calls=workload.cost_calls, clock=clock)
+    curve = cost_curve(
+        target, draft, max_positions=max(workload.gammas) + 1, calls=workload.cost_calls, clock=clock
+    )
     progress_bar.step("cost curve")
-    regimes = {name: measure_regime(target, draft, workload, curve, temperature, verifier, progress_bar)
-               for name, (temperature, verifier) in REGIMES.items()}
+    regimes = {
+        name: measure_regime(target, draft, workload, curve, temperature, verifier, progress_bar)
+        for name, (temperature, verifier) in REGIMES.items()
+    }
     sampled = regimes["temperature 1"]
-    batches = batch_curve(target, draft, sampled.gamma, sampled.alpha_per_prefix, max_batch=workload.max_batch,
-                          calls=workload.batch_calls, clock=clock, progress=progress)
+    batches = batch_curve(
+        target,
+        draft,
+        sampled.gamma,
+        sampled.alpha_per_prefix,
+        max_batch=workload.max_batch,
+        calls=workload.batch_calls,
+        clock=clock,
+        progress=progress,
+    )
     if progress is not None:
         progress.write("\n")
     top = {f.name: getattr(sampled, f.name) for f in dataclasses.fields(RegimeReport)}
-    return Report(**top, greedy=regimes["greedy"], batch_curve=batches, cost_curve=curve, machine=machine_info(),
-                  workload=workload, elapsed_s=perf_counter() - started)
+    return Report(
+        **top,
+        greedy=regimes["greedy"],
+        batch_curve=batches,
+        cost_curve=curve,
+        machine=machine_info(),
+        workload=workload,
+        elapsed_s=perf_counter() - started,
+    )
 
 
 # --- output ----------------------------------------------------------------------------------------
+
 
 def _seeds(seeds) -> str:
     return f"seeds {seeds[0]}–{seeds[-1]}"
@@ -614,22 +750,28 @@ def _seeds(seeds) -> str:
 
 def format_regime(regime: RegimeReport) -> list[str]:
     """The table of one regime: inputs, then one line per γ (held-out seeds), then the selected γ."""
-    lines = [f"α (Cor 3.6) = {regime.alpha_per_prefix:.3f} ± {regime.alpha_per_prefix_se:.3f} (s.e., "
-             f"{regime.alpha_prefixes} prefixes of target text); c (Def 3.7) = {regime.c_single_call:.4f}",
-             " γ   v_γ   Thm 3.8  with v_γ  measured [95 % interval]   select   E[K] meas/iid   "
-             "meas/Thm3.8 = verify × accept × overhead"]
+    lines = [
+        f"α (Cor 3.6) = {regime.alpha_per_prefix:.3f} ± {regime.alpha_per_prefix_se:.3f} (s.e., "
+        f"{regime.alpha_prefixes} prefixes of target text); c (Def 3.7) = {regime.c_single_call:.4f}",
+        " γ   v_γ   Thm 3.8  with v_γ  measured [95 % interval]   select   E[K] meas/iid   "
+        "meas/Thm3.8 = verify × accept × overhead",
+    ]
     for r in regime.rows:
         low, high = r.speedup_measured_ci
         g = r.gap
-        lines.append(f"{r.gamma:2d}  {r.verify_ratio:.2f}   {r.speedup_theorem38:.2f}×    {r.speedup_predicted_with_v:.2f}×"
-                     f"    {r.speedup_measured:.2f}× [{low:.2f}, {high:.2f}]      {r.speedup_selection:.2f}×    "
-                     f"{r.tokens_per_round:.2f}/{r.tokens_per_round_iid:.2f}      {g.total:.3f}  = {g.verify_cost:.3f}"
-                     f" × {g.acceptance:.3f} × {g.overhead:.3f}")
+        lines.append(
+            f"{r.gamma:2d}  {r.verify_ratio:.2f}   {r.speedup_theorem38:.2f}×    {r.speedup_predicted_with_v:.2f}×"
+            f"    {r.speedup_measured:.2f}× [{low:.2f}, {high:.2f}]      {r.speedup_selection:.2f}×    "
+            f"{r.tokens_per_round:.2f}/{r.tokens_per_round_iid:.2f}      {g.total:.3f}  = {g.verify_cost:.3f}"
+            f" × {g.acceptance:.3f} × {g.overhead:.3f}"
+        )
     low, high = regime.speedup_measured_ci
-    lines.append(f"γ = {regime.gamma} chosen on {_seeds(regime.gamma_selected_on_seeds)}; held-out "
-                 f"({_seeds(regime.reported_on_seeds)}): {regime.speedup_measured:.2f}× [{low:.2f}, {high:.2f}], "
-                 f"Thm 3.8 {regime.speedup_theorem38:.2f}×, with v_γ {regime.speedup_predicted_with_v:.2f}×; "
-                 f"measured / with v_γ = {regime.speedup_measured / regime.speedup_predicted_with_v:.3f}")
+    lines.append(
+        f"γ = {regime.gamma} chosen on {_seeds(regime.gamma_selected_on_seeds)}; held-out "
+        f"({_seeds(regime.reported_on_seeds)}): {regime.speedup_measured:.2f}× [{low:.2f}, {high:.2f}], "
+        f"Thm 3.8 {regime.speedup_theorem38:.2f}×, with v_γ {regime.speedup_predicted_with_v:.2f}×; "
+        f"measured / with v_γ = {regime.speedup_measured / regime.speedup_predicted_with_v:.3f}"
+    )
     return lines
 
 
@@ -638,26 +780,39 @@ def format_report(report: Report) -> str:
     m, curve, batches = report.machine, report.cost_curve, report.batch_curve
     lines = [
         f"machine: {m['cpu']} ({m['cores']} cores), Python {m['python']}, numpy {m['numpy']}",
-        "one call alone, ms: draft " + f"{curve.draft_s * 1e3:.3f}; target by positions scored: "
+        "one call alone, ms: draft "
+        + f"{curve.draft_s * 1e3:.3f}; target by positions scored: "
         + "  ".join(f"{b}:{s * 1e3:.2f}" for b, s in zip(curve.positions, curve.target_s)),
         f"baseline: {1 / report.baseline_step_s:.0f} tokens/s at temperature 1, "
         f"{1 / report.greedy.baseline_step_s:.0f} greedy",
     ]
-    for name, regime in (("temperature 1 (verify_unchecked)", report), ("greedy (temperature 0, verify_greedy_unchecked)", report.greedy)):
+    for name, regime in (
+        ("temperature 1 (verify_unchecked)", report),
+        ("greedy (temperature 0, verify_greedy_unchecked)", report.greedy),
+    ):
         lines += ["", f"== {name} =="] + format_regime(regime)
-    lines += ["", f"== batch curve (temperature 1, γ = {batches.gamma}) ==",
-              " batch   target ms/call (1 | γ+1 positions)   per token µs   draft ms   Thm 3.8 with these costs"]
+    lines += [
+        "",
+        f"== batch curve (temperature 1, γ = {batches.gamma}) ==",
+        " batch   target ms/call (1 | γ+1 positions)   per token µs   draft ms   Thm 3.8 with these costs",
+    ]
     for p in batches.points:
-        lines.append(f"{p.batch:6d}   {p.target_s * 1e3:9.2f} | {p.target_verify_s * 1e3:9.2f}"
-                     f"               {p.target_s_per_token * 1e6:8.1f}     {p.draft_s * 1e3:7.3f}   {p.speedup_predicted:.2f}×")
-    lines.append(f"cost per token stops falling at batch {batches.saturation_batch or 'not reached'}; "
-                 f"speculation stops paying at batch {batches.crossover_batch or 'not reached'}")
+        lines.append(
+            f"{p.batch:6d}   {p.target_s * 1e3:9.2f} | {p.target_verify_s * 1e3:9.2f}"
+            f"               {p.target_s_per_token * 1e6:8.1f}     {p.draft_s * 1e3:7.3f}   {p.speedup_predicted:.2f}×"
+        )
+    lines.append(
+        f"cost per token stops falling at batch {batches.saturation_batch or 'not reached'}; "
+        f"speculation stops paying at batch {batches.crossover_batch or 'not reached'}"
+    )
     lines.append(f"({report.elapsed_s:.1f} s)")
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m specdec_lib.measure", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m specdec_lib.measure", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--quick", action="store_true", help="a small workload (seconds), not the full one")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
     args = parser.parse_args(argv)

@@ -13,12 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 COLORS = {
-    "target": "#163f8f",     # p (dark blue)
-    "draft": "#c0840f",      # q (ochre)
-    "accepted": "#1a9f5c",   # min(p, q) (green)
-    "residual": "#a8170f",   # r = [p - q]+ normalised (dark red)
-    "baseline": "#6b6b6b",   # plain autoregressive decoding (grey)
-    "measured": "#9a32e6",   # anything timed on the build machine (violet)
+    "target": "#163f8f",  # p (dark blue)
+    "draft": "#c0840f",  # q (ochre)
+    "accepted": "#1a9f5c",  # min(p, q) (green)
+    "residual": "#a8170f",  # r = [p - q]+ normalised (dark red)
+    "baseline": "#6b6b6b",  # plain autoregressive decoding (grey)
+    "measured": "#9a32e6",  # anything timed on the build machine (violet)
 }
 HATCHES = ("", "//", "..", "xx", "\\\\", "++")  # the second cue beside colour, one per series of a figure
 
@@ -39,9 +39,16 @@ def bar_distributions(ax, tokens, series, *, title=None):
     width = 0.8 / max(len(series), 1)
     x = np.arange(len(tokens))
     for i, (label, (colour, values)) in enumerate(series.items()):
-        ax.bar(x + (i - (len(series) - 1) / 2) * width, np.asarray(values, dtype=float), width,
-               label=label, color=COLORS.get(colour, colour), hatch=HATCHES[i % len(HATCHES)],
-               edgecolor="white", linewidth=0)
+        ax.bar(
+            x + (i - (len(series) - 1) / 2) * width,
+            np.asarray(values, dtype=float),
+            width,
+            label=label,
+            color=COLORS.get(colour, colour),
+            hatch=HATCHES[i % len(HATCHES)],
+            edgecolor="white",
+            linewidth=0,
+        )
     ax.set_xticks(x, tokens)
     ax.set_xlabel("token")
     ax.set_ylabel("probability")
@@ -71,7 +78,9 @@ class DescribedFigure:
 
     def __init__(self, fig, alt: str):
         if not isinstance(alt, str) or not alt.strip():
-            raise ValueError("alt: describe what the figure shows in words (an empty alt text hides it from screen readers)")
+            raise ValueError(
+                "alt: describe what the figure shows in words (an empty alt text hides it from screen readers)"
+            )
         import matplotlib.pyplot as plt
 
         self.alt = " ".join(alt.split())
@@ -122,7 +131,7 @@ def plot_round_trace(ax, tokens, rounds):
         k = result.num_accepted
         boxes = [("accepted", d) for d in drafts[:k]]
         if k < len(drafts):
-            boxes += [("rejected", drafts[k])] + [("discarded", d) for d in drafts[k + 1:]]
+            boxes += [("rejected", drafts[k])] + [("discarded", d) for d in drafts[k + 1 :]]
             boxes += [("correction", result.tokens[-1])]
         else:
             boxes += [("bonus", result.tokens[-1])]
@@ -130,22 +139,42 @@ def plot_round_trace(ax, tokens, rounds):
             counts[kind] += 1
             ax.add_patch(Rectangle((col, y + 0.1), 0.9, 0.8, **styles[kind]))
             light = kind in ("rejected", "discarded")
-            ax.text(col + 0.45, y + 0.5, tokens[token], ha="center", va="center", fontsize=12,
-                    color="black" if light else "white", fontweight="bold")
+            ax.text(
+                col + 0.45,
+                y + 0.5,
+                tokens[token],
+                ha="center",
+                va="center",
+                fontsize=12,
+                color="black" if light else "white",
+                fontweight="bold",
+            )
             if kind == "rejected":
                 ax.plot([col + 0.1, col + 0.8], [y + 0.2, y + 0.8], color=COLORS["residual"], lw=2)
     width = max(len(d) + 2 for d, _ in rounds)
     ax.set_xlim(-0.1, width)
     ax.set_ylim(0, len(rounds))
-    ax.set_yticks([len(rounds) - 0.5 - i for i in range(len(rounds))], [f"round {i + 1}" for i in range(len(rounds))])
+    ax.set_yticks(
+        [len(rounds) - 0.5 - i for i in range(len(rounds))], [f"round {i + 1}" for i in range(len(rounds))]
+    )
     ax.set_xticks([])
     for side in ("top", "right", "bottom", "left"):
         ax.spines[side].set_visible(False)
-    labels = {"accepted": "accepted draft (output)", "rejected": "rejected draft",
-              "discarded": "discarded unseen", "correction": "correction from r (output)",
-              "bonus": "bonus from p (output)"}
-    ax.legend([Patch(**styles[k]) for k in styles], [labels[k] for k in styles], frameon=False,
-              loc="upper left", bbox_to_anchor=(1, 1), fontsize=8)
+    labels = {
+        "accepted": "accepted draft (output)",
+        "rejected": "rejected draft",
+        "discarded": "discarded unseen",
+        "correction": "correction from r (output)",
+        "bonus": "bonus from p (output)",
+    }
+    ax.legend(
+        [Patch(**styles[k]) for k in styles],
+        [labels[k] for k in styles],
+        frameon=False,
+        loc="upper left",
+        bbox_to_anchor=(1, 1),
+        fontsize=8,
+    )
     return counts
 
 
@@ -183,8 +212,13 @@ def plot_forward_pass_cost(ax, positions, seconds, *, gamma=None):
     """
     positions, ms = np.asarray(positions), 1e3 * np.asarray(seconds, dtype=float)
     ax.plot(positions, ms, color=COLORS["target"], lw=2, label="one target call")
-    ax.plot(positions, ms[0] * positions, color=COLORS["baseline"], ls="--",
-            label="that many plain decoding steps")
+    ax.plot(
+        positions,
+        ms[0] * positions,
+        color=COLORS["baseline"],
+        ls="--",
+        label="that many plain decoding steps",
+    )
     if gamma is not None:
         ax.axvline(gamma + 1, color=COLORS["accepted"], ls=":", lw=1.5, label=f"γ + 1 = {gamma + 1}")
     ax.set_xscale("log", base=2)

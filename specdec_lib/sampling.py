@@ -59,6 +59,8 @@ class InverseCdf:
         unresolved = np.flatnonzero(tokens < 0)
         if unresolved.size:
             rows = np.broadcast_to(which, uniforms.shape).ravel()[unresolved]
-            found = np.searchsorted(self.shifted_cdf, uniforms.ravel()[unresolved] + self.offsets[rows], side="right")
+            found = np.searchsorted(
+                self.shifted_cdf, uniforms.ravel()[unresolved] + self.offsets[rows], side="right"
+            )
             tokens.ravel()[unresolved] = found - self.vocab * rows
         return tokens

@@ -58,8 +58,11 @@ def simulate_rounds(target_probs, draft_probs, n_rounds, rng=None, *, proposal_p
     p = np.array(_validate.rows("target_probs", target_probs))
     gamma, vocab = p.shape[0] - 1, p.shape[1]
     q = np.array(_validate.rows("draft_probs", draft_probs, gamma, vocab)).reshape(gamma, vocab)
-    s = q if proposal_probs is None else np.array(
-        _validate.rows("proposal_probs", proposal_probs, gamma, vocab)).reshape(gamma, vocab)
+    s = (
+        q
+        if proposal_probs is None
+        else np.array(_validate.rows("proposal_probs", proposal_probs, gamma, vocab)).reshape(gamma, vocab)
+    )
     _validate.proposable("proposal_probs", s, q)
     n = _validate.count("n_rounds", n_rounds, minimum=1)
     rng = np.random.default_rng(rng)
@@ -72,7 +75,7 @@ def simulate_rounds(target_probs, draft_probs, n_rounds, rng=None, *, proposal_p
     buffer = np.empty((2 * gamma + 1) * min(n, BLOCK_ROUNDS))  # 2γ+1 uniforms per round, reused per block
     for start in range(0, n, BLOCK_ROUNDS):  # blocks of rounds, each block vectorised
         block = slice(start, min(start + BLOCK_ROUNDS, n))
-        draws = rng.random(out=buffer[:(2 * gamma + 1) * (block.stop - start)]).reshape(2 * gamma + 1, -1)
+        draws = rng.random(out=buffer[: (2 * gamma + 1) * (block.stop - start)]).reshape(2 * gamma + 1, -1)
         _simulate_block(accept_prob, drafts_from, final_from, draws, num_accepted[block], tokens[:, block])
     return SimulatedRounds(num_accepted=num_accepted, tokens=tokens.T)
 
@@ -82,7 +85,7 @@ def _simulate_block(accept_prob, drafts_from, final_from, draws, num_accepted, t
     gamma, n = tokens.shape[0] - 1, tokens.shape[1]
     positions = np.arange(gamma)[:, None]
     drafts = drafts_from.sample(positions, draws[:gamma])
-    accepted = draws[gamma:2 * gamma] < accept_prob[drafts + drafts_from.vocab * positions]
+    accepted = draws[gamma : 2 * gamma] < accept_prob[drafts + drafts_from.vocab * positions]
     alive = np.ones(n, bool)
     for row in accepted:  # a loop over the γ positions, not over rounds
         alive &= row

@@ -70,7 +70,9 @@ def round_distribution(target, draft, prefix, gamma, limit=None, *, emitted_dist
     if emitted_distribution is None:
         return _round(target, draft, prefix, gamma, limit)
     if not callable(emitted_distribution):
-        raise ValueError("emitted_distribution: expected a callable (drafts, target_rows, draft_rows) -> dict")
+        raise ValueError(
+            "emitted_distribution: expected a callable (drafts, target_rows, draft_rows) -> dict"
+        )
     return _rule_round(target, draft, prefix, gamma, limit, emitted_distribution)
 
 
@@ -79,8 +81,12 @@ def _rule_round(target, draft, prefix, gamma, limit, emitted_distribution):
     law = defaultdict(int)
     paths = {(): 1}
     for _ in range(gamma):
-        paths = {path + (x,): mass * qx for path, mass in paths.items()
-                 for x, qx in enumerate(draft(prefix + path)) if qx > 0}
+        paths = {
+            path + (x,): mass * qx
+            for path, mass in paths.items()
+            for x, qx in enumerate(draft(prefix + path))
+            if qx > 0
+        }
     for path, mass in paths.items():
         p_rows = [target(prefix + path[:i]) for i in range(gamma + 1)]
         q_rows = [draft(prefix + path[:i]) for i in range(gamma)]
@@ -104,8 +110,9 @@ def _round(target, draft, prefix, gamma, limit):
             return
         q = draft(prefix + accepted)
         if len(p) != len(q):
-            raise ValueError(f"target, draft: vocabulary sizes differ at prefix {prefix + accepted} "
-                             f"({len(p)} vs {len(q)})")
+            raise ValueError(
+                f"target, draft: vocabulary sizes differ at prefix {prefix + accepted} ({len(p)} vs {len(q)})"
+            )
         accept = acceptance_probabilities(p, q)
         reject = sum((qx * (1 - ax) for qx, ax in zip(q, accept) if qx > 0), start=0 * q[0])
         for token, (qx, ax) in enumerate(zip(q, accept)):
@@ -138,7 +145,9 @@ def exact_stream_distribution(target, draft, prefix, gamma, length, *, emitted_d
     target, draft = _validate.model("target", target), _validate.model("draft", draft)
     gamma = _validate.count("gamma", gamma)
     if emitted_distribution is not None and not callable(emitted_distribution):
-        raise ValueError("emitted_distribution: expected a callable (drafts, target_rows, draft_rows) -> dict")
+        raise ValueError(
+            "emitted_distribution: expected a callable (drafts, target_rows, draft_rows) -> dict"
+        )
 
     def one_round(at, limit):
         if emitted_distribution is None:

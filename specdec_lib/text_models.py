@@ -94,7 +94,10 @@ class NGramModel:
             rows, counts = np.unique(windows, axis=0, return_counts=True)  # sorted by context, then token
             starts = np.flatnonzero(np.r_[True, np.any(rows[1:, :k] != rows[:-1, :k], axis=1)]) if k else [0]
             for start, end in zip(starts, list(starts[1:]) + [len(rows)]):
-                self._counts[rows[start, :k].tobytes()] = (rows[start:end, k].astype(np.intp), counts[start:end])
+                self._counts[rows[start, :k].tobytes()] = (
+                    rows[start:end, k].astype(np.intp),
+                    counts[start:end],
+                )
         self._memo: dict[bytes, np.ndarray] = {}
 
     def probabilities(self, tokens, end=None) -> np.ndarray:
@@ -103,7 +106,7 @@ class NGramModel:
         ``end`` defaults to ``len(tokens)``. Treat the returned vector as read-only (it is memoised).
         """
         end = len(tokens) if end is None else end
-        return self._lookup(bytes(int(t) for t in tokens[max(0, end - self.order + 1): end]))
+        return self._lookup(bytes(int(t) for t in tokens[max(0, end - self.order + 1) : end]))
 
     def _lookup(self, key: bytes) -> np.ndarray:
         if key in self._memo:
@@ -206,7 +209,10 @@ class CachedLM:
         self.shape = shape
         self.nudge = _validate.nonnegative("nudge", nudge)
         rng = np.random.default_rng(seed)
-        n, d = _validate.count("n_layers", shape.n_layers, minimum=1), _validate.count("d_model", shape.d_model, minimum=2)
+        n, d = (
+            _validate.count("n_layers", shape.n_layers, minimum=1),
+            _validate.count("d_model", shape.d_model, minimum=2),
+        )
 
         def weights(*dims, scale):
             return (rng.standard_normal(dims) * scale).astype(np.float32)
@@ -238,7 +244,9 @@ class CachedLM:
         """
         tokens = np.asarray(tokens, dtype=np.intp)
         if tokens.ndim != 2 or tokens.shape[0] != state.batch or tokens.shape[1] == 0:
-            raise ValueError(f"tokens: need {state.batch} equal-length, non-empty token lists, got shape {tokens.shape}")
+            raise ValueError(
+                f"tokens: need {state.batch} equal-length, non-empty token lists, got shape {tokens.shape}"
+            )
         start, n = state.length, tokens.shape[1]
         nudges = np.tanh(self._network(state, tokens, start) @ self.w_out)
         ngram = []
@@ -264,13 +272,17 @@ class CachedLM:
         for layer in range(self.shape.n_layers):
             keys, values = state.keys[layer], state.values[layer]
             qkv = x @ self.w_qkv[layer]
-            keys[:, start:end] = qkv[..., d: 2 * d]
-            values[:, start:end] = qkv[..., 2 * d:]
+            keys[:, start:end] = qkv[..., d : 2 * d]
+            values[:, start:end] = qkv[..., 2 * d :]
             scores = qkv[..., :d] @ keys[:, first:end].transpose(0, 2, 1)
             if mask is not None:
                 scores += mask
             attention = np.exp(scores - scores.max(axis=2, keepdims=True))
-            x = x + ((attention @ values[:, first:end]) / attention.sum(axis=2, keepdims=True)) @ self.w_o[layer]
+            x = (
+                x
+                + ((attention @ values[:, first:end]) / attention.sum(axis=2, keepdims=True))
+                @ self.w_o[layer]
+            )
             x = x + np.maximum(x @ self.w_up[layer], 0) @ self.w_down[layer]
         return x
 

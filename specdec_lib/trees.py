@@ -182,7 +182,11 @@ def verify_tree(tree, target, draft, prefix=(), rng=None) -> VerifiedRound:
     >>> verify_tree(tree, target, draft, (0,), rng=0)
     VerifiedRound(tokens=(1, 0, 0), num_accepted=2, bonus=True)
     """
-    target, draft, prefix = _validate.model("target", target), _validate.model("draft", draft), _validate.prefix(prefix)
+    target, draft, prefix = (
+        _validate.model("target", target),
+        _validate.model("draft", draft),
+        _validate.prefix(prefix),
+    )
     _check_shape(tree, drafted=True)
     rng = np.random.default_rng(rng)
     path, node = (), tree
@@ -213,7 +217,11 @@ def tree_round_distribution(target, draft, prefix, shape):
     >>> expected_accepted(tree_round_distribution(target, draft, (1,), tree_shape((2, 1))))
     Fraction(5909, 4800)
     """
-    target, draft, prefix = _validate.model("target", target), _validate.model("draft", draft), _validate.prefix(prefix)
+    target, draft, prefix = (
+        _validate.model("target", target),
+        _validate.model("draft", draft),
+        _validate.prefix(prefix),
+    )
     _check_shape(shape)
     law = defaultdict(int)
 
@@ -224,7 +232,9 @@ def tree_round_distribution(target, draft, prefix, shape):
                 if prob > 0:
                     law[path + (y,)] += mass * prob
             return
-        accepted, correction = _steps(_residuals(p, draft(prefix + path), len(node_shape)), draft(prefix + path))
+        accepted, correction = _steps(
+            _residuals(p, draft(prefix + path), len(node_shape)), draft(prefix + path)
+        )
         for child_shape, kept in zip(node_shape, accepted):
             for x, prob in enumerate(kept):
                 if prob > 0:
@@ -256,14 +266,19 @@ def _candidates(candidates, q):
     for i, x in enumerate(candidates):
         x = _validate.count(f"candidates[{i}]", x)
         if x >= len(q) or q[x] == 0:
-            raise ValueError(f"candidates[{i}]: token {x} is outside the vocabulary or has draft probability 0")
+            raise ValueError(
+                f"candidates[{i}]: token {x} is outside the vocabulary or has draft probability 0"
+            )
         out.append(x)
     return out
 
 
 def _check_shape(shape, drafted=False):
-    what = "tree: expected a drafted tree, a tuple of (token, subtree) pairs" if drafted else \
-        "shape: expected a tree shape, a nested tuple of child shapes (see tree_shape)"
+    what = (
+        "tree: expected a drafted tree, a tuple of (token, subtree) pairs"
+        if drafted
+        else "shape: expected a tree shape, a nested tuple of child shapes (see tree_shape)"
+    )
     if not isinstance(shape, tuple):
         raise ValueError(what)
     for node in shape:

@@ -25,11 +25,12 @@ from .sampling import sample_token
 from .verification import VerifiedRound
 
 MEDUSA_EPSILON = 0.09  # Medusa's posterior_threshold default (FasterDecoding/Medusa, medusa_generate)
-MEDUSA_DELTA = 0.3     # Medusa's posterior_alpha default, "recommended to be sqrt(posterior_threshold)"
+MEDUSA_DELTA = 0.3  # Medusa's posterior_alpha default, "recommended to be sqrt(posterior_threshold)"
 DEFAULT_LENIENCE = 0.5  # an authored example value; Leviathan et al. (2023) fix none
 
 
 # --- block verification (Sun et al. 2024, Algorithm 2) -------------------------------------------
+
 
 def _block_weights(drafts, p_rows, q_rows):
     """(w_0..w_γ, stopping chances ρ_1..ρ_γ) of block verification; exact for Fraction rows."""
@@ -38,7 +39,11 @@ def _block_weights(drafts, p_rows, q_rows):
     for i, x in enumerate(drafts, start=1):
         weights.append(min(one, weights[-1] * p_rows[i - 1][x] / q_rows[i - 1][x]))
         w = weights[-1]
-        h = w if i == gamma else sum((max(w * a - b, 0 * a) for a, b in zip(p_rows[i], q_rows[i])), start=0 * one)
+        h = (
+            w
+            if i == gamma
+            else sum((max(w * a - b, 0 * a) for a, b in zip(p_rows[i], q_rows[i])), start=0 * one)
+        )
         chances.append(h / (h + 1 - w) if h > 0 else 0 * one)  # never stop where the residual is empty
     return weights, chances
 
@@ -111,6 +116,7 @@ def block_emitted_distribution(draft_tokens, target_probs, draft_probs):
 
 # --- typical acceptance (Cai et al. 2024, Medusa) ------------------------------------------------
 
+
 def _typical_threshold(p, epsilon, delta):
     """min(ε, δ·exp(−H(p))), H in nats (computed in float: exp is irrational)."""
     entropy = -sum(float(v) * math.log(float(v)) for v in p if v > 0)
@@ -125,8 +131,9 @@ def _typical_accepted(drafts, p_rows, epsilon, delta):
     return len(drafts)
 
 
-def verify_typical(draft_tokens, target_probs, draft_probs, rng=None, *, epsilon=MEDUSA_EPSILON,
-                   delta=MEDUSA_DELTA) -> VerifiedRound:
+def verify_typical(
+    draft_tokens, target_probs, draft_probs, rng=None, *, epsilon=MEDUSA_EPSILON, delta=MEDUSA_DELTA
+) -> VerifiedRound:
     r"""Typical acceptance (Medusa, Cai et al. 2024): keep a draft the target finds plausible enough.
 
     Accept draft x at position i when :math:`p_i(x) > \min(\varepsilon, \delta\,e^{-H(p_i)})`, with
@@ -151,8 +158,9 @@ def verify_typical(draft_tokens, target_probs, draft_probs, rng=None, *, epsilon
     return VerifiedRound(tuple(drafts[:k]) + (sample_token(p_rows[k], rng),), k, bonus=k == len(drafts))
 
 
-def typical_emitted_distribution(draft_tokens, target_probs, draft_probs, *, epsilon=MEDUSA_EPSILON,
-                                 delta=MEDUSA_DELTA):
+def typical_emitted_distribution(
+    draft_tokens, target_probs, draft_probs, *, epsilon=MEDUSA_EPSILON, delta=MEDUSA_DELTA
+):
     r"""Exact distribution of what ``verify_typical`` emits given its drafts and rows.
 
     The accepted prefix is fixed by the rows (k drafts pass :math:`p_i(x) > \min(\varepsilon,
@@ -174,6 +182,7 @@ def typical_emitted_distribution(draft_tokens, target_probs, draft_probs, *, eps
 
 # --- lenient acceptance (Leviathan et al. 2023, Appendix A.5) ------------------------------------
 
+
 def _lenient_accept(p_x, q_x, lenience):
     """min(1, p(x)/(l·q(x))); 1 at l = 0."""
     return 1 if lenience == 0 else min(1, p_x / (lenience * q_x))
@@ -188,7 +197,9 @@ def _lenient_correction(p, q, lenience):
     return [e / mass for e in excess]
 
 
-def verify_lenient(draft_tokens, target_probs, draft_probs, rng=None, *, lenience=DEFAULT_LENIENCE) -> VerifiedRound:
+def verify_lenient(
+    draft_tokens, target_probs, draft_probs, rng=None, *, lenience=DEFAULT_LENIENCE
+) -> VerifiedRound:
     r"""Lenient verification (Leviathan et al. 2023, Appendix A.5) with lenience l ∈ [0, 1].
 
     Accept draft x with probability :math:`\min(1, p(x)/(l\,q(x)))`; at the first rejection emit a
@@ -233,7 +244,12 @@ def lenient_emitted_distribution(draft_tokens, target_probs, draft_probs, *, len
     for i, x in enumerate(drafts):
         accept = _lenient_accept(p_rows[i][x], q_rows[i][x], lenience)
         if accept < 1:
-            _emit(out, tuple(drafts[:i]), reached * (1 - accept), _lenient_correction(p_rows[i], q_rows[i], lenience))
+            _emit(
+                out,
+                tuple(drafts[:i]),
+                reached * (1 - accept),
+                _lenient_correction(p_rows[i], q_rows[i], lenience),
+            )
         reached *= accept
         if reached == 0:
             return out
@@ -242,6 +258,7 @@ def lenient_emitted_distribution(draft_tokens, target_probs, draft_probs, *, len
 
 
 # --- shared helpers -------------------------------------------------------------------------------
+
 
 def _emit(out, accepted, mass, row):
     """Add ``accepted + (y,)`` with probability mass·row[y] for every y in the row's support."""
@@ -264,8 +281,10 @@ def _exact_round(draft_tokens, target_probs, draft_probs):
     if not exact:
         return _validate.verification_round(drafts, target_probs, draft_probs)
     if len(target_probs) != len(drafts) + 1 or len(draft_probs) != len(drafts):
-        raise ValueError(f"target_probs, draft_probs: need γ+1 = {len(drafts) + 1} and γ = {len(drafts)} rows, "
-                         f"got {len(target_probs)} and {len(draft_probs)}")
+        raise ValueError(
+            f"target_probs, draft_probs: need γ+1 = {len(drafts) + 1} and γ = {len(drafts)} rows, "
+            f"got {len(target_probs)} and {len(draft_probs)}"
+        )
     p_rows = [_validate.distribution(f"target_probs[{i}]", r, exact=True) for i, r in enumerate(target_probs)]
     q_rows = [_validate.distribution(f"draft_probs[{i}]", r, exact=True) for i, r in enumerate(draft_probs)]
     vocab = len(p_rows[0])
@@ -275,5 +294,7 @@ def _exact_round(draft_tokens, target_probs, draft_probs):
                 raise ValueError(f"{name}[{i}]: has {len(row)} tokens, expected vocabulary size {vocab}")
     for i, x in enumerate(drafts):
         if x >= vocab or q_rows[i][x] == 0:
-            raise ValueError(f"draft_tokens[{i}]: token {x} is outside the vocabulary or has draft probability 0")
+            raise ValueError(
+                f"draft_tokens[{i}]: token {x} is outside the vocabulary or has draft probability 0"
+            )
     return drafts, p_rows, q_rows

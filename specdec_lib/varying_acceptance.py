@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from . import _validate
 from .counting import expected_output_count
-from .distributions import accepted_mass, acceptance_rate
+from .distributions import acceptance_rate, accepted_mass
 
 
 def expected_output_count_between_rounds(betas, weights, gamma):
@@ -71,8 +71,12 @@ def next_position_rate(p, q, next_p, next_q):
     """
     beta = acceptance_rate(p, q)
     if beta == 0:
-        raise ValueError("p, q: acceptance rate 0, so no proposal is ever accepted and the next position is never reached")
+        raise ValueError(
+            "p, q: acceptance rate 0, so no proposal is ever accepted and the next position is never reached"
+        )
     mass = accepted_mass(p, q)
     if len(next_p) != len(mass) or len(next_q) != len(mass):
-        raise ValueError(f"next_p, next_q: need one row per token ({len(mass)}), got {len(next_p)} and {len(next_q)}")
+        raise ValueError(
+            f"next_p, next_q: need one row per token ({len(mass)}), got {len(next_p)} and {len(next_q)}"
+        )
     return sum(m / beta * acceptance_rate(next_p[x], next_q[x]) for x, m in enumerate(mass) if m > 0)

@@ -66,4 +66,6 @@ def verify_unchecked(drafts, target_rows, draft_rows, rng: np.random.Generator) 
             continue
         correction = sample_token(correction_distribution(p, q), rng)
         return VerifiedRound(tuple(int(t) for t in drafts[:i]) + (correction,), i, bonus=False)
-    return VerifiedRound(tuple(int(t) for t in drafts) + (sample_token(target_rows[-1], rng),), len(drafts), bonus=True)
+    return VerifiedRound(
+        tuple(int(t) for t in drafts) + (sample_token(target_rows[-1], rng),), len(drafts), bonus=True
+    )

@@ -10,8 +10,16 @@ from pathlib import Path
 import pytest
 
 CHROMIUM = os.environ.get("SPECDEC_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def chromium_unavailable() -> str | None:
@@ -31,7 +39,7 @@ def skip_or_fail(suite: str, reason: str | None) -> None:
         return
     if os.environ.get("SPECDEC_REQUIRE_BROWSER") == "1":
         pytest.fail(f"SPECDEC_REQUIRE_BROWSER=1 but {reason}")
-    warnings.warn(f"{suite} skipped: {reason}")
+    warnings.warn(f"{suite} skipped: {reason}", stacklevel=2)
     pytest.skip(reason)
 
 

@@ -19,22 +19,47 @@ from specdec_lib.plotting import COLORS, DescribedFigure
 
 ROOT = Path(__file__).resolve().parent.parent
 HTML = Path(os.environ.get("SPECDEC_HTML", ROOT / "_build" / "html"))
-PAGES = sorted(p.relative_to(HTML).as_posix() for p in HTML.rglob("*.html")
-               if p.relative_to(HTML).parts[0] not in ("_static", "_sources", "_images")) if HTML.is_dir() else []
-MATPLOTLIB_TAB10 = {"target": "#1f77b4", "draft": "#ff7f0e", "accepted": "#2ca02c", "residual": "#d62728",
-                    "baseline": "#7f7f7f", "measured": "#9467bd"}  # the palette before; a negative control
+PAGES = (
+    sorted(
+        p.relative_to(HTML).as_posix()
+        for p in HTML.rglob("*.html")
+        if p.relative_to(HTML).parts[0] not in ("_static", "_sources", "_images")
+    )
+    if HTML.is_dir()
+    else []
+)
+MATPLOTLIB_TAB10 = {
+    "target": "#1f77b4",
+    "draft": "#ff7f0e",
+    "accepted": "#2ca02c",
+    "residual": "#d62728",
+    "baseline": "#7f7f7f",
+    "measured": "#9467bd",
+}  # the palette before; a negative control
 
 # Machado, Oliveira & Fernandes (2009), severity 1, applied to linear RGB.
 DEFICIENCIES = {
-    "protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]],
-    "deuteranopia": [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.011820, 0.042940, 0.968881]],
-    "tritanopia": [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602], [0.004733, 0.691367, 0.303900]],
+    "protanopia": [
+        [0.152286, 1.052583, -0.204868],
+        [0.114503, 0.786281, 0.099216],
+        [-0.003882, -0.048116, 1.051998],
+    ],
+    "deuteranopia": [
+        [0.367322, 0.860646, -0.227968],
+        [0.280085, 0.672501, 0.047413],
+        [-0.011820, 0.042940, 0.968881],
+    ],
+    "tritanopia": [
+        [1.255528, -0.076749, -0.178779],
+        [-0.078411, 0.930809, 0.147602],
+        [0.004733, 0.691367, 0.303900],
+    ],
 }
 MIN_DISTANCE = 20.0  # CIELAB ΔE*ab: 2.3 is a just-noticeable difference; 20 tells bars apart at a glance
 
 
 def _linear_rgb(colour):
-    srgb = np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)]) / 255
+    srgb = np.array([int(colour[i : i + 2], 16) for i in (1, 3, 5)]) / 255
     return np.where(srgb <= 0.04045, srgb / 12.92, ((srgb + 0.055) / 1.055) ** 2.4)
 
 
@@ -49,8 +74,12 @@ def closest_pairs(palette):
     """For normal vision and each deficiency: (ΔE*ab, colour a, colour b) of the two closest colours."""
     worst = {}
     for vision, matrix in {"normal": np.eye(3), **DEFICIENCIES}.items():
-        lab = {name: _cielab(np.clip(np.asarray(matrix) @ _linear_rgb(c), 0, 1)) for name, c in palette.items()}
-        worst[vision] = min((float(np.linalg.norm(lab[a] - lab[b])), a, b) for a, b in itertools.combinations(palette, 2))
+        lab = {
+            name: _cielab(np.clip(np.asarray(matrix) @ _linear_rgb(c), 0, 1)) for name, c in palette.items()
+        }
+        worst[vision] = min(
+            (float(np.linalg.norm(lab[a] - lab[b])), a, b) for a, b in itertools.combinations(palette, 2)
+        )
     return worst
 
 
@@ -94,8 +123,10 @@ def undescribed(img):
 
 
 def test_alt_check_flags_file_names_and_accepts_a_message():
-    html = ('<img alt="../_images/8e64a4a11404d58da769226c1432e0d559c13c41304b269a22a04a5da6078467.png" src="x.png">'
-            '<img src="y.png"><img alt="Acceptance falls from 0.87 at position 1 to 0.55 at position 8" src="z.png">')
+    html = (
+        '<img alt="../_images/8e64a4a11404d58da769226c1432e0d559c13c41304b269a22a04a5da6078467.png" src="x.png">'
+        '<img src="y.png"><img alt="Acceptance falls from 0.87 at position 1 to 0.55 at position 8" src="z.png">'
+    )
     images = BeautifulSoup(html, "html.parser").find_all("img")
     assert [undescribed(i) is None for i in images] == [False, False, True]
 
@@ -125,8 +156,14 @@ def _figures_standing_alone(soup):
 
 def test_caption_check_flags_a_figure_between_two_figures():
     cell = '<div class="cell"><div class="cell_output"><img src="{}" alt="a"></div></div>'
-    soup = BeautifulSoup("<section><p>text</p>" + cell.format("a") + cell.format("b") + cell.format("c")
-                         + "<p>more</p></section>", "html.parser")
+    soup = BeautifulSoup(
+        "<section><p>text</p>"
+        + cell.format("a")
+        + cell.format("b")
+        + cell.format("c")
+        + "<p>more</p></section>",
+        "html.parser",
+    )
     assert _figures_standing_alone(soup) == ["b"]
 
 
@@ -134,11 +171,14 @@ def test_caption_check_flags_a_figure_between_two_figures():
 @pytest.mark.parametrize("page", [p for p in PAGES if p.startswith("book/")])
 def test_a_figure_without_prose_next_to_it_has_a_caption(page):
     soup = BeautifulSoup((HTML / page).read_text(encoding="utf-8"), "html.parser")
-    assert _figures_standing_alone(soup) == [], f"{page}: figures with neither prose around them nor a caption"
+    assert _figures_standing_alone(soup) == [], (
+        f"{page}: figures with neither prose around them nor a caption"
+    )
 
 
 def test_build_copies_the_figure_description_into_the_alt_text(tmp_path):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from docutils import nodes

@@ -13,16 +13,25 @@ BOOK = Path(__file__).resolve().parent.parent / "book"
 
 # Each pattern matches a sentence that was on a page and is false (or invents a kind of number).
 FALSE_STATEMENTS = {
-    "S > 1 is lower modelled wall time, not fewer target steps":
-        re.compile(r"\$?S\s*>\s*1\$?\s+means\s+fewer\s+(sequential\s+)?target\s+(steps|calls)", re.I),
-    "there are five kinds of number, not three or four":
-        re.compile(r"\bone\s+of\s+(three|four)\s+kinds\b|\b(three|four)\s+kinds\s+of\s+numbers?\b", re.I),
+    "S > 1 is lower modelled wall time, not fewer target steps": re.compile(
+        r"\$?S\s*>\s*1\$?\s+means\s+fewer\s+(sequential\s+)?target\s+(steps|calls)", re.I
+    ),
+    "there are five kinds of number, not three or four": re.compile(
+        r"\bone\s+of\s+(three|four)\s+kinds\b|\b(three|four)\s+kinds\s+of\s+numbers?\b", re.I
+    ),
 }
 
 NAMED_RESULTS = {
     "output_count.ipynb": ["Def 3.1", "Cor 3.6", "Jensen"],
     "engineering_example.ipynb": ["Thm 3.8", "Def 3.7"],
-    "tradeoffs.ipynb": ["Def 3.7", "Thm 3.8", "Cor 3.9", "Thm 3.11", "{cite:p}`chen2023`", "[2–2.5×]{.quoted}"],
+    "tradeoffs.ipynb": [
+        "Def 3.7",
+        "Thm 3.8",
+        "Cor 3.9",
+        "Thm 3.11",
+        "{cite:p}`chen2023`",
+        "[2–2.5×]{.quoted}",
+    ],
     "evidence.ipynb": ["Appendix A.1", "Theorem 1", "[2–2.5×]{.quoted}"],
 }
 
@@ -39,9 +48,11 @@ def false_statements(text: str) -> list[str]:
 
 def test_negative_control_the_old_sentences_are_caught():
     assert false_statements("$S>1$ means fewer sequential target steps; $O>1$ means more work.") == [
-        "S > 1 is lower modelled wall time, not fewer target steps"]
+        "S > 1 is lower modelled wall time, not fewer target steps"
+    ]
     assert false_statements("Every number in this course is one of three kinds") == [
-        "there are five kinds of number, not three or four"]
+        "there are five kinds of number, not three or four"
+    ]
     assert false_statements("E[K] > 1 means fewer target calls per output token") == []
 
 

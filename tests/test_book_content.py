@@ -28,12 +28,28 @@ LESSON_DERIVED = ("1.96", "217.8", "166.7", "130.7", "0.24", "0.36")
 REJECTED_MASS = "0.4"
 
 # Leviathan et al. (2023), Table 1 (c = ĉ = 0): alpha, gamma, speed, operations — quoted, as the chapter quotes them.
-TABLE_1 = [("0.6", "2", "1.96", "1.53"), ("0.7", "3", "2.53", "1.58"), ("0.8", "2", "2.44", "1.23"),
-           ("0.8", "5", "3.69", "1.63"), ("0.9", "2", "2.71", "1.11"), ("0.9", "10", "6.86", "1.60")]
+TABLE_1 = [
+    ("0.6", "2", "1.96", "1.53"),
+    ("0.7", "3", "2.53", "1.58"),
+    ("0.8", "2", "2.44", "1.23"),
+    ("0.8", "5", "3.69", "1.63"),
+    ("0.9", "2", "2.71", "1.11"),
+    ("0.9", "10", "6.86", "1.60"),
+]
 
 PAGE_NUMBERS = {
-    "book/engineering_example.html": ["0.6", "1.96", "217.8", "166.7", "130.7", "0.4", "0.24", "0.36",
-                                      "1.47", "1.31"],  # Thm 3.8 without and with the 1 ms overhead
+    "book/engineering_example.html": [
+        "0.6",
+        "1.96",
+        "217.8",
+        "166.7",
+        "130.7",
+        "0.4",
+        "0.24",
+        "0.36",
+        "1.47",
+        "1.31",
+    ],  # Thm 3.8 without and with the 1 ms overhead
     "book/acceptance.html": ["0.6"],
     "book/output_count.html": ["1.96", "2.12", "1.85"],  # iid; β varying by round; β falling along a round
     "book/tradeoffs.html": sorted({v for row in TABLE_1 for v in row[2:]}),
@@ -108,6 +124,7 @@ def book_sources() -> list[Path]:
 
 # --- the checker itself: negative controls that must be reported ---------------------------------
 
+
 def test_checker_reports_a_typed_lesson_value():
     assert typed_derived_numbers("So E[K] is 1.96 tokens per round.") == ["1.96"]
     assert typed_derived_numbers("about 217.80 tokens/s") == ["217.8"]
@@ -125,12 +142,25 @@ def test_checker_allows_rejected_mass_only_when_marked_assumed():
 
 
 def test_checker_reports_a_typed_copy_of_any_glued_value(tmp_path):
-    notebook = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell("glue('t_even', 0.00876)", outputs=[nbformat.v4.new_output(
-            "display_data", data={"application/papermill.record/text/plain": "8.76"},
-            metadata={"scrapbook": {"name": "t_even", "mime_prefix": "application/papermill.record/"}})]),
-        nbformat.v4.new_markdown_cell("Break-even at [{glue:text}`t_even:.2f`]{.derived} ms, i.e. 8.76 ms."),
-    ])
+    notebook = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(
+                "glue('t_even', 0.00876)",
+                outputs=[
+                    nbformat.v4.new_output(
+                        "display_data",
+                        data={"application/papermill.record/text/plain": "8.76"},
+                        metadata={
+                            "scrapbook": {"name": "t_even", "mime_prefix": "application/papermill.record/"}
+                        },
+                    )
+                ],
+            ),
+            nbformat.v4.new_markdown_cell(
+                "Break-even at [{glue:text}`t_even:.2f`]{.derived} ms, i.e. 8.76 ms."
+            ),
+        ]
+    )
     path = tmp_path / "chapter.ipynb"
     nbformat.write(notebook, path)
     (markdown,) = markdown_cells(path)
@@ -139,6 +169,7 @@ def test_checker_reports_a_typed_copy_of_any_glued_value(tmp_path):
 
 
 # --- the book's sources ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("path", book_sources(), ids=lambda p: p.name)
 def test_no_derived_number_is_typed_into_markdown(path):
@@ -151,6 +182,7 @@ def test_no_derived_number_is_typed_into_markdown(path):
 
 
 # --- the built site -------------------------------------------------------------------------------
+
 
 @functools.cache
 def page(relative: str) -> BeautifulSoup:
@@ -172,9 +204,14 @@ def test_key_number_is_rendered_on_its_page(relative, number):
 
 
 def test_table_1_rows_sit_side_by_side_and_match():
-    rows = [[cell.get_text(strip=True) for cell in tr.find_all("td")] for tr in page("book/tradeoffs.html").find_all("tr")]
+    rows = [
+        [cell.get_text(strip=True) for cell in tr.find_all("td")]
+        for tr in page("book/tradeoffs.html").find_all("tr")
+    ]
     for alpha, gamma, speed, ops in TABLE_1:
-        assert [alpha, gamma, speed, speed, ops, ops, "yes"] in rows, f"Table 1 row α={alpha}, γ={gamma} missing or unmatched"
+        assert [alpha, gamma, speed, speed, ops, ops, "yes"] in rows, (
+            f"Table 1 row α={alpha}, γ={gamma} missing or unmatched"
+        )
 
 
 def test_quiz_answers_are_revealable_and_computed():

@@ -8,7 +8,6 @@ site (``SPECDEC_HTML``, default ``_build/html``; ``make test`` builds it first),
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from collections import Counter
@@ -27,16 +26,23 @@ KINDS = ("derived", "assumed", "simulated", "measured", "quoted")
 # Sentences an expert review found false or misattributed (issue 11), and internal words that
 # readers never need. Each entry: (pattern, why it is wrong).
 FALSE_SENTENCES = [
-    (r"fewer sequential target steps",
-     "S > 1 is lower modelled wall time including the draft; fewer target calls is E[K] > 1"),
+    (
+        r"fewer sequential target steps",
+        "S > 1 is lower modelled wall time including the draft; fewer target calls is E[K] > 1",
+    ),
     (r"equals p only when", "false: s ≠ q can still give p (p=[.5,.5,0], q=[.25,.25,.5], s=[.3,.3,.4])"),
     (r"Theorem 1 in their Appendix", "Leviathan et al.'s proof is Appendix A.1; Theorem 1 is Chen et al.'s"),
-    (r"Leviathan(?:(?!Chen)[^\n]){0,80}\bTheorem 1\b", "Theorem 1 is Chen et al.'s numbering, not Leviathan et al.'s"),
-    (r"counts? the correction and bonus as \"?free\"?",
-     "contradicts the bonus costing no extra target call"),
+    (
+        r"Leviathan(?:(?!Chen)[^\n]){0,80}\bTheorem 1\b",
+        "Theorem 1 is Chen et al.'s numbering, not Leviathan et al.'s",
+    ),
+    (r"counts? the correction and bonus as \"?free\"?", "contradicts the bonus costing no extra target call"),
     (r"\bthe lesson's\b", "internal word: readers never see the lesson document"),
     (r"\blab models?\b", "internal word: say which models"),
-    (r"Why not otter-grader|hide_solutions", "a tooling note: it belongs in the README, not on a reader page"),
+    (
+        r"Why not otter-grader|hide_solutions",
+        "a tooling note: it belongs in the README, not on a reader page",
+    ),
 ]
 
 NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
@@ -46,10 +52,11 @@ LIST_ITEM = re.compile(r"^\s*(\d+)\.\s", re.MULTILINE)
 
 def false_sentences(text: str) -> list[str]:
     """The known false or internal phrases in ``text``, and any "N kinds of …" followed by a list of another length."""
-    found = [f"{pattern!r}: {why}" for pattern, why in FALSE_SENTENCES
-             if re.search(pattern, text, re.IGNORECASE)]
+    found = [
+        f"{pattern!r}: {why}" for pattern, why in FALSE_SENTENCES if re.search(pattern, text, re.IGNORECASE)
+    ]
     for match in KINDS_OF.finditer(text):
-        following = text[match.end():].split("\n#", 1)[0]  # up to the next heading
+        following = text[match.end() :].split("\n#", 1)[0]  # up to the next heading
         items = LIST_ITEM.findall(following)
         if items and len(items) != NUMBER_WORDS[match.group(1).lower()]:
             found.append(f"{match.group(0)!r} is followed by a list of {len(items)}")
@@ -73,14 +80,19 @@ def source_text(path: Path) -> str:
 
 # --- (a) the known false sentences ---------------------------------------------------------------
 
+
 def test_scanner_finds_planted_false_sentences():
     assert false_sentences("So S > 1 means fewer sequential target steps.")
     assert false_sentences("The output equals p only when s = q.")
     assert false_sentences("as proved in Leviathan et al. 2023, Theorem 1.")
     assert false_sentences("This chapter collects three kinds of evidence:\n\n1. a\n2. b\n3. c\n4. d\n")
     assert false_sentences("Take the lesson's toy.")
-    assert not false_sentences("This chapter collects three kinds of evidence:\n\n1. a\n2. b\n3. c\n\nThen more.")
-    assert not false_sentences("Chen et al.'s Theorem 1 proves it; Leviathan et al. prove it in Appendix A.1.")
+    assert not false_sentences(
+        "This chapter collects three kinds of evidence:\n\n1. a\n2. b\n3. c\n\nThen more."
+    )
+    assert not false_sentences(
+        "Chen et al.'s Theorem 1 proves it; Leviathan et al. prove it in Appendix A.1."
+    )
 
 
 @pytest.mark.parametrize("path", book_sources(), ids=lambda p: p.name)
@@ -102,7 +114,9 @@ def quiz_cards(path: Path) -> list[tuple[int, int]]:
         for output in cell.get("outputs", []):
             html = output.get("data", {}).get("text/html", "")
             if 'class="quiz"' in html:
-                cards.append((ord(QUIZ_ANSWER.search(html).group(1)) - ord("A"), len(QUIZ_OPTION.findall(html))))
+                cards.append(
+                    (ord(QUIZ_ANSWER.search(html).group(1)) - ord("A"), len(QUIZ_OPTION.findall(html)))
+                )
     return cards
 
 
@@ -120,7 +134,9 @@ def test_spread_checker_reports_a_position_never_correct():
 def test_quiz_has_enough_questions_and_spreads_its_answers():
     cards = quiz_cards(BOOK / "quiz.ipynb")
     assert len(cards) >= 15, f"the quiz shows {len(cards)} questions; at least 15 expected"
-    assert not unused_positions(cards), f"positions never correct: {unused_positions(cards)}; answers {Counter(a for a, _ in cards)}"
+    assert not unused_positions(cards), (
+        f"positions never correct: {unused_positions(cards)}; answers {Counter(a for a, _ in cards)}"
+    )
     most = Counter(a for a, _ in cards).most_common(1)[0][1]
     assert most <= len(cards) / 2, "more than half the answers sit in one position"
 
@@ -151,8 +167,10 @@ def unmarked_glued_numbers(soup: BeautifulSoup) -> list[str]:
 
 
 def test_kind_checker_reports_an_unmarked_glued_number():
-    html = ('<p><span class="derived"><span class="pasted-text">1.96</span></span> and '
-            '<span class="pasted-text">217.8</span> and <span class="pasted-text">True</span></p>')
+    html = (
+        '<p><span class="derived"><span class="pasted-text">1.96</span></span> and '
+        '<span class="pasted-text">217.8</span> and <span class="pasted-text">True</span></p>'
+    )
     assert unmarked_glued_numbers(BeautifulSoup(html, "html.parser")) == ["217.8"]
 
 
@@ -169,7 +187,9 @@ def test_every_glued_number_carries_its_kind(relative):
     soup = BeautifulSoup((HTML / relative).read_text(encoding="utf-8"), "html.parser")
     main = soup.find("main") or soup.body
     bad = unmarked_glued_numbers(main)
-    assert not bad, f"{relative}: {len(bad)} glued numbers outside a kind span ({', '.join(KINDS)}): {bad[:10]}"
+    assert not bad, (
+        f"{relative}: {len(bad)} glued numbers outside a kind span ({', '.join(KINDS)}): {bad[:10]}"
+    )
 
 
 # --- (d) figure-only cells are folded --------------------------------------------------------------
@@ -185,7 +205,8 @@ def unfolded_figure_cells(nb) -> list[int]:
         images = bool(outputs) and all(
             output.output_type in ("display_data", "execute_result")
             and any(mime.startswith("image/") for mime in output.get("data", {}))
-            for output in outputs)
+            for output in outputs
+        )
         if images and not FOLDING_TAGS & set(cell.metadata.get("tags", [])):
             bad.append(i)
     return bad
@@ -193,11 +214,15 @@ def unfolded_figure_cells(nb) -> list[int]:
 
 def test_figure_checker_reports_an_unfolded_figure_cell():
     image = nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "Figure"})
-    nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell("plot()", outputs=[image]),
-        nbformat.v4.new_code_cell("plot()", outputs=[image], metadata={"tags": ["hide-input"]}),
-        nbformat.v4.new_code_cell("print(1); plot()", outputs=[nbformat.v4.new_output("stream", text="1\n"), image]),
-    ])
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell("plot()", outputs=[image]),
+            nbformat.v4.new_code_cell("plot()", outputs=[image], metadata={"tags": ["hide-input"]}),
+            nbformat.v4.new_code_cell(
+                "print(1); plot()", outputs=[nbformat.v4.new_output("stream", text="1\n"), image]
+            ),
+        ]
+    )
     assert unfolded_figure_cells(nb) == [0]
 
 

@@ -47,8 +47,12 @@ def test_wasted_proposals():
 
 # Leviathan et al. (2023), Table 1: c = ĉ = 0.
 TABLE_1 = [  # alpha, gamma, speed, operations
-    (0.6, 2, 1.96, 1.53), (0.7, 3, 2.53, 1.58), (0.8, 2, 2.44, 1.23),
-    (0.8, 5, 3.69, 1.63), (0.9, 2, 2.71, 1.11), (0.9, 10, 6.86, 1.60),
+    (0.6, 2, 1.96, 1.53),
+    (0.7, 3, 2.53, 1.58),
+    (0.8, 2, 2.44, 1.23),
+    (0.8, 5, 3.69, 1.63),
+    (0.9, 2, 2.71, 1.11),
+    (0.9, 10, 6.86, 1.60),
 ]
 
 
@@ -67,7 +71,9 @@ def test_factor_limits_at_alpha_one():
 def test_optimal_gamma_maximises_improvement():
     for alpha, c in [(0.6, 0.05), (0.8, 0.05), (0.9, 0.01), (0.5, 0.5)]:
         best = optimal_gamma(alpha, c)
-        assert all(improvement_factor(alpha, best, c) >= improvement_factor(alpha, g, c) for g in range(1, 65))
+        assert all(
+            improvement_factor(alpha, best, c) >= improvement_factor(alpha, g, c) for g in range(1, 65)
+        )
     assert optimal_gamma(1.0, 0.0, max_gamma=10) == 10
     assert optimal_gamma(0.0, 0.0) == 1  # all factors tie at 1: the smallest wins
 
@@ -114,8 +120,11 @@ def test_every_counting_function_is_exact_for_rational_inputs():
 @settings(max_examples=100, deadline=None)
 @given(st.fractions(0, 1), st.integers(1, 8), st.fractions(0, 2))
 def test_exact_improvement_factor_is_the_closed_form(alpha, gamma, c):
-    expected = (gamma + 1) / (gamma * c + 1) if alpha == 1 else \
-        (1 - alpha ** (gamma + 1)) / ((1 - alpha) * (gamma * c + 1))
+    expected = (
+        (gamma + 1) / (gamma * c + 1)
+        if alpha == 1
+        else (1 - alpha ** (gamma + 1)) / ((1 - alpha) * (gamma * c + 1))
+    )
     assert improvement_factor(alpha, gamma, c) == expected
     assert type(improvement_factor(alpha, gamma, c)) is F
 

@@ -16,7 +16,6 @@ import nbformat
 import numpy as np
 import pytest
 
-from specdec_lib.broken_verifiers import BROKEN_VERIFIERS
 from specdec_course.coursework import Grader
 from specdec_course.coursework.__main__ import main
 from specdec_course.coursework.authoring import assignments, load_assignment
@@ -25,6 +24,7 @@ from specdec_course.coursework.leaks import secret_lines, words
 from specdec_course.coursework.sandbox import landlock_abi
 from specdec_course.coursework.selfcheck import GRADING_ENV, run_case
 from specdec_course.coursework.student import student_notebook, write_student_edition
+from specdec_lib.broken_verifiers import BROKEN_VERIFIERS
 
 TIME_LIMIT = 20  # seconds per submission's cells in these tests
 LIMITS = Limits(time=TIME_LIMIT, memory=int(2 * GB))
@@ -84,13 +84,21 @@ def test_self_check_gives_specific_feedback_without_hidden_tests(handout, monkey
     monkeypatch.delenv(GRADING_ENV, raising=False)
     monkeypatch.chdir(handout)
     grader = Grader("alpha_residual")
-    answers = {"p": np.array([0.5, 0.2, 0.2, 0.1]), "q": np.array([0.25, 0.25, 0.4, 0.1]), "GAMMA": 3,
-               "alpha": 1.4, "residual": np.array([0.5, 0.5, 0, 0]), "expected_K": ...}
+    answers = {
+        "p": np.array([0.5, 0.2, 0.2, 0.1]),
+        "q": np.array([0.25, 0.25, 0.4, 0.1]),
+        "GAMMA": 3,
+        "alpha": 1.4,
+        "residual": np.array([0.5, 0.5, 0, 0]),
+        "expected_K": ...,
+    }
     assert "lies in [0, 1]; got 1.4" in repr(grader.check("q1", answers))
     assert "must get residual 0" in repr(grader.check("q2", answers))
     assert "should be a number, got Ellipsis" in repr(grader.check("q3", answers))
     answers.update(alpha=0.7, residual=np.array([1.0, 0, 0, 0]), expected_K=2.533)
-    assert all(grader.check(q, answers).passed for q in ("q1", "q2", "q3"))  # public checks only: 2.533 is wrong
+    assert all(
+        grader.check(q, answers).passed for q in ("q1", "q2", "q3")
+    )  # public checks only: 2.533 is wrong
     exec('result = grader.check("q1")', notebook := {"grader": grader, "alpha": ...})  # as in a notebook cell
     assert "got Ellipsis" in repr(notebook["result"])
     monkeypatch.setenv(GRADING_ENV, "1")
@@ -112,13 +120,23 @@ def test_answers_cross_to_the_checker_as_plain_data_and_impostors_do_not(tmp_pat
         def __eq__(self, other):
             return True
 
-    answers = {"x": np.arange(6.0).reshape(2, 3).T, "k": np.int64(3), "c": [1, (2.5, None, ...)], "d": {1: "a"},
-               "nan": float("nan"), "np": np, "fake": AlwaysEqual(0.1), "os": os}
+    answers = {
+        "x": np.arange(6.0).reshape(2, 3).T,
+        "k": np.int64(3),
+        "c": [1, (2.5, None, ...)],
+        "d": {1: "a"},
+        "nan": float("nan"),
+        "np": np,
+        "fake": AlwaysEqual(0.1),
+        "os": os,
+    }
     export(answers, list(answers), tmp_path / "answers.json")
     got = {}
     problems = load((tmp_path / "answers.json").read_text(), got)
     assert np.array_equal(got["x"], answers["x"]) and type(got["k"]) is np.int64 and got["k"] == 3
-    assert (got["c"], got["d"], got["np"]) == ([1, (2.5, None, ...)], {1: "a"}, np) and got["nan"] != got["nan"]
+    assert (got["c"], got["d"], got["np"]) == ([1, (2.5, None, ...)], {1: "a"}, np) and got["nan"] != got[
+        "nan"
+    ]
     assert sorted(problems) == ["fake", "os"] and "AlwaysEqual" in problems["fake"]  # neither crosses
     assert "fake" not in got and "os" not in got
 
@@ -191,8 +209,12 @@ MEMORY_HOG = "blocks = [np.ones(10**8) for _ in range(25)]  # 20 GB, 800 MB at a
 def _tamperer(handout_text, attack):
     nb = nbformat.reads(handout_text, as_version=4)
     for cell in nb.cells:
-        cell.source = cell.source.replace("alpha = ...  # YOUR CODE HERE", "alpha = float(np.minimum(p, q).sum())")
-        cell.source = cell.source.replace("...  # YOUR CODE HERE\nresidual", "residual = np.full(4, 0.25)\nresidual")
+        cell.source = cell.source.replace(
+            "alpha = ...  # YOUR CODE HERE", "alpha = float(np.minimum(p, q).sum())"
+        )
+        cell.source = cell.source.replace(
+            "...  # YOUR CODE HERE\nresidual", "residual = np.full(4, 0.25)\nresidual"
+        )
         cell.source = cell.source.replace("expected_K = ...  # YOUR CODE HERE", "expected_K = 2.5")
     nb.cells.append(nbformat.v4.new_code_cell(attack))
     return nbformat.writes(nb)
@@ -236,18 +258,25 @@ def test_solution_grades_full_and_untouched_handout_grades_zero(hostile_grades):
     assert int(rows["untouched.ipynb"]["total"]) == 0
 
 
-@pytest.mark.parametrize(("file", "expected_error", "expected_total"), [
-    ("syntax_error.ipynb", "raised SyntaxError", 6),  # the bad cell is extra; every answer still runs
-    ("endless_loop.ipynb", "time limit: still running after 20 s", 2),  # q1 answered before the loop
-    ("stubborn_loop.ipynb", "the tests could not run", 0),  # the kernel ignored the interrupt
-    ("deleted_cells.ipynb", "1 handed-out cell(s) deleted", 4),  # q2's answer cell is gone
-    ("reordered_cells.ipynb", "cells reordered", 0),  # the data cell now runs last
-    ("huge_output.ipynb", "huge output: 5.0 MB", 6),
-    ("memory_hog.ipynb", "memory limit exceeded (2 GB): code cell 2", 6),  # the hog fails, the answers run
-    ("not_a_notebook.ipynb", "not a Jupyter notebook", 0),
-    ("report.pdf", "not a Jupyter notebook", 0),
-    ("empty.ipynb", "empty file", 0),
-])
+@pytest.mark.parametrize(
+    ("file", "expected_error", "expected_total"),
+    [
+        ("syntax_error.ipynb", "raised SyntaxError", 6),  # the bad cell is extra; every answer still runs
+        ("endless_loop.ipynb", "time limit: still running after 20 s", 2),  # q1 answered before the loop
+        ("stubborn_loop.ipynb", "the tests could not run", 0),  # the kernel ignored the interrupt
+        ("deleted_cells.ipynb", "1 handed-out cell(s) deleted", 4),  # q2's answer cell is gone
+        ("reordered_cells.ipynb", "cells reordered", 0),  # the data cell now runs last
+        ("huge_output.ipynb", "huge output: 5.0 MB", 6),
+        (
+            "memory_hog.ipynb",
+            "memory limit exceeded (2 GB): code cell 2",
+            6,
+        ),  # the hog fails, the answers run
+        ("not_a_notebook.ipynb", "not a Jupyter notebook", 0),
+        ("report.pdf", "not a Jupyter notebook", 0),
+        ("empty.ipynb", "empty file", 0),
+    ],
+)
 def test_bad_submission_gets_a_row_with_a_clear_error(hostile_grades, file, expected_error, expected_total):
     rows, _, _ = hostile_grades
     assert expected_error in rows[file]["error"]
@@ -272,20 +301,29 @@ def test_tamperer_negative_control_its_attack_works_where_it_runs(handout, tmp_p
     from nbclient import NotebookClient
 
     hidden_q2 = next(c for c in load_assignment("alpha_residual").cases if c.hidden and c.question == "q2")
-    nb = nbformat.reads(_tamperer((handout / "alpha_residual.ipynb").read_text(), TAMPERING["patches_numpy.ipynb"]),
-                        as_version=4)
+    nb = nbformat.reads(
+        _tamperer((handout / "alpha_residual.ipynb").read_text(), TAMPERING["patches_numpy.ipynb"]),
+        as_version=4,
+    )
     nb.cells = [c for c in nb.cells if c.cell_type == "code" and "grader" not in c.source]
-    nb.cells.append(nbformat.v4.new_code_cell(
-        "from specdec_course.coursework.selfcheck import run_case\n"
-        f"print(run_case({hidden_q2.code!r}, globals()))"))
-    NotebookClient(nb, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    nb.cells.append(
+        nbformat.v4.new_code_cell(
+            "from specdec_course.coursework.selfcheck import run_case\n"
+            f"print(run_case({hidden_q2.code!r}, globals()))"
+        )
+    )
+    NotebookClient(
+        nb, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
     assert nb.cells[-1].outputs[0]["text"].strip() == "None"  # passed: the residual was never computed
 
 
 def test_every_file_gets_a_row_within_the_time_limit(hostile_grades):
     rows, returned, _ = hostile_grades
     assert len(rows) == len(returned) == 18
-    assert max(g.seconds for g in returned) < 3 * TIME_LIMIT + 30  # loops are cut at TIME_LIMIT; start-up and tests are short
+    assert (
+        max(g.seconds for g in returned) < 3 * TIME_LIMIT + 30
+    )  # loops are cut at TIME_LIMIT; start-up and tests are short
 
 
 # implement_verify: functions cross to the checker as source. Both submissions below have a right
@@ -319,10 +357,12 @@ def _verify_submission(handout_text, patch_in_kernel=False, patch_when_called=Fa
 def verify_grades(tmp_path_factory, handout):
     folder = tmp_path_factory.mktemp("verify")
     text = (handout / "implement_verify.ipynb").read_text()
-    files = {"solution.ipynb": nbformat.writes(load_assignment("implement_verify").notebook),
-             "untouched.ipynb": text,
-             "fakes_checker_in_kernel.ipynb": _verify_submission(text, patch_in_kernel=True),
-             "patches_checker_when_called.ipynb": _verify_submission(text, patch_when_called=True)}
+    files = {
+        "solution.ipynb": nbformat.writes(load_assignment("implement_verify").notebook),
+        "untouched.ipynb": text,
+        "fakes_checker_in_kernel.ipynb": _verify_submission(text, patch_in_kernel=True),
+        "patches_checker_when_called.ipynb": _verify_submission(text, patch_when_called=True),
+    }
     for name, content in files.items():
         (folder / name).write_text(content)
     grade_folder(load_assignment("implement_verify"), folder, folder / "grades.csv", Limits(time=60), jobs=2)
@@ -331,9 +371,15 @@ def verify_grades(tmp_path_factory, handout):
 
 def test_submitted_functions_are_rebuilt_from_source_in_the_checker(verify_grades):
     rows = verify_grades
-    assert (int(rows["solution.ipynb"]["total"]), rows["solution.ipynb"]["error"]) == (_full_marks("implement_verify"), "")
+    assert (int(rows["solution.ipynb"]["total"]), rows["solution.ipynb"]["error"]) == (
+        _full_marks("implement_verify"),
+        "",
+    )
     assert int(rows["untouched.ipynb"]["total"]) == 0
-    assert (rows["fakes_checker_in_kernel.ipynb"]["q1"], rows["fakes_checker_in_kernel.ipynb"]["q2"]) == ("2", "1")
+    assert (rows["fakes_checker_in_kernel.ipynb"]["q1"], rows["fakes_checker_in_kernel.ipynb"]["q2"]) == (
+        "2",
+        "1",
+    )
 
 
 def test_a_function_that_patches_the_checks_when_called_gets_no_credit_for_them(verify_grades):
@@ -349,8 +395,20 @@ def test_interrupted_grading_keeps_finished_rows_and_resumes(handout, tmp_path):
     (folder / "b_untouched.ipynb").write_text((handout / "alpha_residual.ipynb").read_text())
     (folder / "c_empty.ipynb").write_text("")
     out = tmp_path / "grades.csv"
-    command = [sys.executable, "-m", "specdec_course.coursework", "grade", "alpha_residual", str(folder),
-               "--out", str(out), "--jobs", "1", "--time-limit", str(TIME_LIMIT)]
+    command = [
+        sys.executable,
+        "-m",
+        "specdec_course.coursework",
+        "grade",
+        "alpha_residual",
+        str(folder),
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--time-limit",
+        str(TIME_LIMIT),
+    ]
     first = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and len(_read_rows(out) if out.exists() else {}) < 1:
@@ -364,7 +422,11 @@ def test_interrupted_grading_keeps_finished_rows_and_resumes(handout, tmp_path):
     assert second.returncode == 0, second.stderr
     assert "1 of 3 already graded" in second.stderr and "a_solution.ipynb" not in second.stderr
     rows = _read_rows(out)
-    assert list(rows) == ["a_solution.ipynb", "b_untouched.ipynb", "c_empty.ipynb"]  # file order, not finishing order
+    assert list(rows) == [
+        "a_solution.ipynb",
+        "b_untouched.ipynb",
+        "c_empty.ipynb",
+    ]  # file order, not finishing order
     assert rows["a_solution.ipynb"] == kept["a_solution.ipynb"]  # the same row, seconds and all: not regraded
     assert [rows[f]["total"] for f in rows] == [str(_full_marks("alpha_residual")), "0", "0"]
 

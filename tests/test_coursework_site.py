@@ -29,7 +29,9 @@ def test_built_site_holds_no_solution_or_hidden_test_line_in_any_file():
     if not (SITE / "index.html").is_file():
         pytest.fail(f"no built site at {SITE}: run make book first (or set SPECDEC_HTML)")
     leaks, files = find_leaks(SITE, set().union(*SECRETS.values()))
-    print(f"scanned {files} files under {SITE} for {sum(map(len, SECRETS.values()))} secret lines: {len(leaks)} found")
+    print(
+        f"scanned {files} files under {SITE} for {sum(map(len, SECRETS.values()))} secret lines: {len(leaks)} found"
+    )
     assert files > 100 and all(len(lines) >= 5 for lines in SECRETS.values())
     assert leaks == [], leaks[:5]
 
@@ -46,7 +48,7 @@ def test_built_site_offers_each_student_handout():
 
 def test_scan_finds_a_planted_line_in_every_form_negative_control(tmp_path):
     """One solution line and one hidden-test line, planted as a page, a source, a notebook and a zip member."""
-    solution, hidden = "residual = positive / positive.sum()", 'assert paper_gamma == 6'
+    solution, hidden = "residual = positive / positive.sum()", "assert paper_gamma == 6"
     assert solution in SECRETS["alpha_residual"] and hidden in SECRETS["choose_gamma"]
     highlighted = "".join(f'<span class="n">{html.escape(token)}</span> ' for token in solution.split())
     (tmp_path / "page.html").write_text(f"<html><pre>{highlighted}</pre></html>")
@@ -54,13 +56,19 @@ def test_scan_finds_a_planted_line_in_every_form_negative_control(tmp_path):
     (tmp_path / "_sources" / "page.ipynb.txt").write_text(f"text\n{hidden}\n")
     (tmp_path / "page.ipynb").write_text(json.dumps({"cells": [{"source": [f"x = 1\n    {solution}\n"]}]}))
     with zipfile.ZipFile(tmp_path / "handout.zip", "w") as bundle:
-        bundle.writestr("tests/x.py", nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(hidden)])))
+        bundle.writestr(
+            "tests/x.py", nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(hidden)]))
+        )
     (tmp_path / "harmless.txt").write_text("residual = positive.sum()  # not a secret line")
     leaks, files = find_leaks(tmp_path, {solution, hidden})
     assert files == 5
     assert sorted((leak.file, leak.line) for leak in leaks) == [
-        ("_sources/page.ipynb.txt", hidden), ("handout.zip!tests/x.py", hidden),
-        ("page.html", solution), ("page.ipynb", solution)]
+        ("_sources/page.ipynb.txt", hidden),
+        ("handout.zip!tests/x.py", hidden),
+        ("page.html", solution),
+        ("page.ipynb", solution),
+    ]
+
 
 HEADER = """\
 ---
@@ -103,8 +111,12 @@ PAGE_SECRETS = ("GATED_SOLUTION_OUTPUT", "PLAIN_SOLUTION_TEXT", "INSTRUCTOR_NOTE
 
 def _build(book: Path, *config_args) -> str:
     jb = Path(sys.executable).parent / "jupyter-book"
-    result = subprocess.run([str(jb), "build", str(book), "-W", "-n", "--keep-going", *config_args],
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [str(jb), "build", str(book), "-W", "-n", "--keep-going", *config_args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     out = Path(config_args[-1]) if config_args else book
     return (out / "_build" / "html" / "page.html").read_text()
@@ -115,8 +127,10 @@ def book(tmp_path_factory):
     book = tmp_path_factory.mktemp("book")
     (book / "page.md").write_text(HEADER + PAGE)
     (book / "_toc.yml").write_text("format: jb-book\nroot: page\n")
-    (book / "_config.yml").write_text("title: T\nonly_build_toc_files: true\nexclude_patterns: [_build, student]\n"
-                                      "execute:\n  execute_notebooks: force\nsphinx:\n  extra_extensions: [sphinx_exercise]\n")
+    (book / "_config.yml").write_text(
+        "title: T\nonly_build_toc_files: true\nexclude_patterns: [_build, student]\n"
+        "execute:\n  execute_notebooks: force\nsphinx:\n  extra_extensions: [sphinx_exercise]\n"
+    )
     return book
 
 

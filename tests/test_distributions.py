@@ -4,6 +4,7 @@ from fractions import Fraction as F
 
 import numpy as np
 import pytest
+from conftest import TOY_P, TOY_P_EXACT, TOY_Q, TOY_Q_EXACT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,8 +15,6 @@ from specdec_lib import (
     output_distribution,
     residual_distribution,
 )
-
-from conftest import TOY_P, TOY_P_EXACT, TOY_Q, TOY_Q_EXACT
 
 
 def test_toy_example_exact():
@@ -30,8 +29,11 @@ def test_toy_example_exact():
 def test_toy_example_float_types():
     alpha = acceptance_rate(TOY_P, TOY_Q)
     assert type(alpha) is float and alpha == pytest.approx(0.6)
-    for result in (acceptance_probabilities(TOY_P, TOY_Q), residual_distribution(TOY_P, TOY_Q),
-                   output_distribution(TOY_P, TOY_Q)):
+    for result in (
+        acceptance_probabilities(TOY_P, TOY_Q),
+        residual_distribution(TOY_P, TOY_Q),
+        output_distribution(TOY_P, TOY_Q),
+    ):
         assert isinstance(result, np.ndarray) and result.dtype == np.float64
     np.testing.assert_allclose(acceptance_probabilities(TOY_P, TOY_Q), [1, 1, 0.2])
     np.testing.assert_allclose(output_distribution(TOY_P, TOY_Q), TOY_P)
@@ -108,8 +110,14 @@ def test_mixed_float_and_fraction_inputs_use_float_mode():
 
 # --- other exact one-draft rules accept less often (Leviathan et al. 2023, Lemma 3.3) ------------
 
+
 def test_damped_rule_is_exact_and_accepts_less():
-    from specdec_lib import damped_acceptance, rule_acceptance_rate, rule_output_distribution, total_variation_distance
+    from specdec_lib import (
+        damped_acceptance,
+        rule_acceptance_rate,
+        rule_output_distribution,
+        total_variation_distance,
+    )
 
     alpha = acceptance_rate(TOY_P_EXACT, TOY_Q_EXACT)
     assert alpha == 1 - total_variation_distance(TOY_P_EXACT, TOY_Q_EXACT)
@@ -131,8 +139,11 @@ def test_a_rule_that_accepts_more_than_alpha_cannot_be_corrected():
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.integers(0, 9), min_size=2, max_size=6), st.lists(st.integers(0, 9), min_size=2, max_size=6),
-       st.lists(st.fractions(0, 1), min_size=6, max_size=6))
+@given(
+    st.lists(st.integers(0, 9), min_size=2, max_size=6),
+    st.lists(st.integers(0, 9), min_size=2, max_size=6),
+    st.lists(st.fractions(0, 1), min_size=6, max_size=6),
+)
 def test_every_exact_rule_accepts_at_most_alpha(p_weights, q_weights, shrink):
     from specdec_lib import rule_acceptance_rate, rule_output_distribution
 

@@ -26,15 +26,18 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from browser_support import chromium_unavailable, launched_chromium, opener, skip_or_fail
+
 from specdec_lib import explorers
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "_build" / "screenshots" / "jupyterlab"
 CALL = re.compile(r"\b(pq_editor|alpha_gamma_explorer|timing_budget_explorer)\(\)")
-EXPLORER_CHAPTERS = {path.stem: CALL.search(path.read_text()).group(1)
-                     for path in sorted((ROOT / "book").glob("*.ipynb")) if CALL.search(path.read_text())}
+EXPLORER_CHAPTERS = {
+    path.stem: CALL.search(path.read_text()).group(1)
+    for path in sorted((ROOT / "book").glob("*.ipynb"))
+    if CALL.search(path.read_text())
+}
 RUN_TIMEOUT_MS = 180_000
 
 
@@ -55,18 +58,35 @@ def lab(tmp_path_factory):
         shutil.copy(ROOT / "book" / f"{stem}.ipynb", work)
     write_student_edition(work / "handout")
     home = tmp_path_factory.mktemp("jupyter-home")  # settings, workspaces, runtime files: nothing in ~
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(home / "config"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
-           "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"), "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces")}
-    notifications = home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(home / "config"),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
+    }
+    notifications = (
+        home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    )
     notifications.parent.mkdir(parents=True)
     notifications.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     port, token = _free_port(), secrets.token_hex(16)
-    command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-               "--port-retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={work}",
-               "--LabApp.expose_app_in_browser=True", "--ContentsManager.checkpoints_kwargs={}"]
+    command = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--port-retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={work}",
+        "--LabApp.expose_app_in_browser=True",
+        "--ContentsManager.checkpoints_kwargs={}",
+    ]
     if os.geteuid() == 0:
         command.append("--allow-root")
-    log = open(home / "server.log", "w")
+    log = open(home / "server.log", "w")  # noqa: SIM115  (closed when the server stops)
     server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -109,22 +129,30 @@ class Notebook:
         self.context = browser.new_context(viewport={"width": 1280, "height": 900})
         self.page = self.context.new_page()
         self.page.goto(f"{base}/lab/tree/{path}?token={token}&reset", wait_until="load")
-        self.page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
-                                    " && window.jupyterapp.shell.currentWidget.sessionContext", timeout=60_000)
+        self.page.wait_for_function(
+            "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+            " && window.jupyterapp.shell.currentWidget.sessionContext",
+            timeout=60_000,
+        )
         self.page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.ready")
 
     def run(self, command):
         """Execute a JupyterLab command and wait for the kernel to finish."""
         self.page.evaluate(f"() => window.jupyterapp.commands.execute('{command}')")
-        self.page.wait_for_function("""() => {
+        self.page.wait_for_function(
+            """() => {
             const nb = window.jupyterapp.shell.currentWidget;
             const busy = [...document.querySelectorAll('.jp-InputPrompt')].some(e => e.textContent.includes('*'));
-            return nb.sessionContext.session.kernel.status === 'idle' && !busy; }""", timeout=RUN_TIMEOUT_MS)
+            return nb.sessionContext.session.kernel.status === 'idle' && !busy; }""",
+            timeout=RUN_TIMEOUT_MS,
+        )
 
     def errors(self):
-        return self.page.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
-                                 ' pre:has-text("Traceback"), .jp-RenderedText[data-mime-type='
-                                 '"application/vnd.jupyter.error"]').all_inner_texts()
+        return self.page.locator(
+            '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
+            ' pre:has-text("Traceback"), .jp-RenderedText[data-mime-type='
+            '"application/vnd.jupyter.error"]'
+        ).all_inner_texts()
 
     def close(self):
         self.context.close()
@@ -176,20 +204,24 @@ def test_chapter_runs_in_jupyterlab_and_its_explorer_follows_the_keyboard(notebo
     widget.scroll_into_view_if_needed()
     controls = widget.locator(":scope > .widget-slider, :scope > .widget-dropdown")
     assert controls.count() == len(explorer.controls)
-    for i, control in enumerate(explorer.controls):  # each control shows its label; a drop-down is named by it
+    for i, control in enumerate(
+        explorer.controls
+    ):  # each control shows its label; a drop-down is named by it
         snapshot = controls.nth(i).aria_snapshot()
         if control.kind == "select":
             assert f'combobox "{control.label}"' in snapshot, f"{control.label!r} is not named by its label"
         else:  # ipywidgets 8 draws a slider as a noUiSlider handle that its label does not name (upstream)
             assert control.label in snapshot and "slider" in snapshot
-    assert widget.locator('.widget-html [role="status"][aria-live="polite"]').count() == 1  # the result is announced
+    assert (
+        widget.locator('.widget-html [role="status"][aria-live="polite"]').count() == 1
+    )  # the result is announced
     indices = [c.initial for c in explorer.controls]
     fields = sorted(explorer.state_at(indices)["v"])
     assert _shown(widget, fields) == explorer.state_at(indices)["v"]
     moved = 0
     for i, control in enumerate(explorer.controls):
         step = 1 if indices[i] + 1 < len(control.options) else -1
-        candidate = indices[:i] + [indices[i] + step] + indices[i + 1:]
+        candidate = indices[:i] + [indices[i] + step] + indices[i + 1 :]
         if explorer.state_at(candidate) is None:
             continue  # a combination the explorer refuses (e.g. q(A) + q(B) > 1)
         _press(controls.nth(i), control.kind, step)
@@ -222,7 +254,7 @@ def test_handout_runs_to_its_first_question_and_the_self_check_answers(notebook,
     nb.run("notebook:run-all-above")  # everything a student runs before answering
     assert nb.errors() == []
     check = _activate(nb, """s => s === 'grader.check("q1")'""")
-    assert check > first_answer, f"no grader.check(\"q1\") after the first question of {name}"
+    assert check > first_answer, f'no grader.check("q1") after the first question of {name}'
     nb.run("notebook:run-cell")
     output = nb.page.locator(".jp-Notebook .jp-Cell").nth(check).locator(".jp-OutputArea-output")
     feedback = output.inner_text()

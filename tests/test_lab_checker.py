@@ -47,7 +47,9 @@ def test_checker_rejects_planted_bug(name, bug_reports):
     assert len(BROKEN_VERIFIERS[name][1]) > 40  # a description of the real-world mistake
 
 
-@pytest.mark.parametrize("name", ["correction_from_target", "residual_reversed", "ratio_inverted", "no_bonus"])
+@pytest.mark.parametrize(
+    "name", ["correction_from_target", "residual_reversed", "ratio_inverted", "no_bonus"]
+)
 def test_structural_bugs_also_fail_the_chi_square_tests(name, bug_reports):
     assert min(bug_reports[name].pvalues.values()) < bug_reports[name].threshold
 
@@ -66,6 +68,7 @@ def test_verifier_returning_plain_token_ids_is_accepted():
 def test_crashing_verifier_fails_with_the_exception():
     def crashes(draft_tokens, target_probs, draft_probs, rng=None):
         raise ZeroDivisionError("p == q")
+
     report = check_verifier(crashes, n_rounds=10)
     assert not report.passed and "raised ZeroDivisionError: p == q" in report.summary
 
@@ -80,8 +83,9 @@ def test_same_seed_same_report():
     assert check_verifier(verify, n_rounds=300, seed=3) == check_verifier(verify, n_rounds=300, seed=3)
 
 
-@pytest.mark.parametrize("kwargs, name", [(dict(verify_fn=None), "verify_fn"),
-                                          (dict(verify_fn=verify, n_rounds=0), "n_rounds")])
+@pytest.mark.parametrize(
+    "kwargs, name", [(dict(verify_fn=None), "verify_fn"), (dict(verify_fn=verify, n_rounds=0), "n_rounds")]
+)
 def test_bad_inputs_name_the_argument(kwargs, name):
     with pytest.raises(ValueError, match=f"^{name}"):
         check_verifier(**kwargs)
@@ -91,5 +95,6 @@ def test_verifier_that_writes_into_its_inputs_fails():
     def normalises_in_place(draft_tokens, target_probs, draft_probs, rng=None):
         target_probs[0] /= target_probs[0].sum()
         return verify(draft_tokens, target_probs, draft_probs, rng)
+
     report = check_verifier(normalises_in_place, n_rounds=10)
     assert not report.passed and "read-only" in report.summary

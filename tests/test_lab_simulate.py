@@ -7,15 +7,19 @@ drafts drawn from another law than the q the verifier divides by must fail.
 
 import numpy as np
 import pytest
+from conftest import TOY_P, TOY_Q
 
 from specdec_lib import output_count_pmf, sampling_transform, simulate_rounds
 from specdec_lib.stats import chi_square_pvalue, emitted_law_pvalues
 
-from conftest import TOY_P, TOY_Q
-
 FALSE_FAIL_RATE = 1e-6
 GAMMA = 3
-P_ROWS = [[0.6, 0.3, 0.1], [0.1, 0.5, 0.4], [0.3, 0.3, 0.4], [0.05, 0.15, 0.8]]  # a different law per position
+P_ROWS = [
+    [0.6, 0.3, 0.1],
+    [0.1, 0.5, 0.4],
+    [0.3, 0.3, 0.4],
+    [0.05, 0.15, 0.8],
+]  # a different law per position
 Q_ROWS = [[0.2, 0.3, 0.5], [0.4, 0.4, 0.2], [0.7, 0.2, 0.1]]
 
 
@@ -92,13 +96,19 @@ def test_large_vocabulary_rows_work():
     assert out.tokens.max() < 1000 and out.tokens.min() >= -1
 
 
-@pytest.mark.parametrize("kwargs, name", [
-    (dict(target_probs=[TOY_P] * 3, draft_probs=[TOY_Q], n_rounds=10), "draft_probs"),
-    (dict(target_probs=[TOY_P] * 2, draft_probs=[[0.5, 0.5]], n_rounds=10), "draft_probs[0]"),
-    (dict(target_probs=[TOY_P] * 2, draft_probs=[TOY_Q], n_rounds=0), "n_rounds"),
-    (dict(target_probs=[[0.5, 0.6, -0.1]] * 2, draft_probs=[TOY_Q], n_rounds=1), "target_probs[0]"),
-    (dict(target_probs=[TOY_P] * 2, draft_probs=[[0.5, 0.5, 0.0]], n_rounds=1, proposal_probs=[TOY_Q]), "proposal_probs"),
-])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        (dict(target_probs=[TOY_P] * 3, draft_probs=[TOY_Q], n_rounds=10), "draft_probs"),
+        (dict(target_probs=[TOY_P] * 2, draft_probs=[[0.5, 0.5]], n_rounds=10), "draft_probs[0]"),
+        (dict(target_probs=[TOY_P] * 2, draft_probs=[TOY_Q], n_rounds=0), "n_rounds"),
+        (dict(target_probs=[[0.5, 0.6, -0.1]] * 2, draft_probs=[TOY_Q], n_rounds=1), "target_probs[0]"),
+        (
+            dict(target_probs=[TOY_P] * 2, draft_probs=[[0.5, 0.5, 0.0]], n_rounds=1, proposal_probs=[TOY_Q]),
+            "proposal_probs",
+        ),
+    ],
+)
 def test_bad_inputs_name_the_argument(kwargs, name):
     with pytest.raises(ValueError, match="^" + name.replace("[", r"\[").replace("]", r"\]")):
         simulate_rounds(**kwargs)

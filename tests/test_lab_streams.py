@@ -4,18 +4,17 @@ import re
 from fractions import Fraction as F
 
 import pytest
+from conftest import TOY_P_EXACT, TOY_Q_EXACT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specdec_lib import (
     exact_stream_distribution,
-    toy_model_pair,
     output_count_pmf,
     round_distribution,
     target_stream_distribution,
+    toy_model_pair,
 )
-
-from conftest import TOY_P_EXACT, TOY_Q_EXACT
 
 TARGET, DRAFT = toy_model_pair()
 
@@ -29,7 +28,9 @@ def test_speculative_stream_law_is_the_target_stream_law(gamma, length):
 
 
 def test_draft_equal_to_target_gives_the_target_stream():
-    assert exact_stream_distribution(TARGET, TARGET, (0,), 2, 4) == target_stream_distribution(TARGET, (0,), 4)
+    assert exact_stream_distribution(TARGET, TARGET, (0,), 2, 4) == target_stream_distribution(
+        TARGET, (0,), 4
+    )
 
 
 def test_negative_control_stream_law_differs_from_the_drafts():
@@ -65,15 +66,18 @@ def test_float_models_agree_with_exact_models():
     assert max(abs(floats[k] - float(v)) for k, v in exact.items()) < 1e-12
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: target_stream_distribution("not a model", (), 2), "target"),
-    (lambda: target_stream_distribution(TARGET, (), -1), "length"),
-    (lambda: target_stream_distribution(TARGET, (0, -1), 1), "prefix[1]"),
-    (lambda: target_stream_distribution(TARGET, 5, 1), "prefix"),
-    (lambda: exact_stream_distribution(TARGET, DRAFT, (), -1, 2), "gamma"),
-    (lambda: exact_stream_distribution(TARGET, lambda prefix: [F(1, 2)] * 2, (), 1, 2), "target, draft"),
-    (lambda: exact_stream_distribution(TARGET, lambda prefix: [F(1, 2)] * 3, (), 1, 2), "draft(())"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: target_stream_distribution("not a model", (), 2), "target"),
+        (lambda: target_stream_distribution(TARGET, (), -1), "length"),
+        (lambda: target_stream_distribution(TARGET, (0, -1), 1), "prefix[1]"),
+        (lambda: target_stream_distribution(TARGET, 5, 1), "prefix"),
+        (lambda: exact_stream_distribution(TARGET, DRAFT, (), -1, 2), "gamma"),
+        (lambda: exact_stream_distribution(TARGET, lambda prefix: [F(1, 2)] * 2, (), 1, 2), "target, draft"),
+        (lambda: exact_stream_distribution(TARGET, lambda prefix: [F(1, 2)] * 3, (), 1, 2), "draft(())"),
+    ],
+)
 def test_bad_inputs_name_the_argument(call, name):
     with pytest.raises(ValueError, match="^" + re.escape(name)):
         call()
@@ -91,4 +95,6 @@ def test_theorem_holds_for_random_rational_models(vocab, data, gamma, length):
     weights = st.lists(st.integers(0, 4), min_size=vocab, max_size=vocab).filter(any)
     target = _model(data.draw(st.lists(weights, min_size=1, max_size=3)))
     draft = _model(data.draw(st.lists(weights, min_size=1, max_size=3)))
-    assert exact_stream_distribution(target, draft, (0,), gamma, length) == target_stream_distribution(target, (0,), length)
+    assert exact_stream_distribution(target, draft, (0,), gamma, length) == target_stream_distribution(
+        target, (0,), length
+    )

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from conftest import TOY_P, TOY_P_EXACT, TOY_Q, TOY_Q_EXACT
 
 from specdec_lib import (
     acceptance_rate,
@@ -13,8 +14,6 @@ from specdec_lib import (
     verify,
     verify_greedy,
 )
-
-from conftest import TOY_P, TOY_P_EXACT, TOY_Q, TOY_Q_EXACT
 
 P = [0.1, 0.4, 0.2, 0.3]
 
@@ -42,7 +41,9 @@ def test_top_k_keeps_the_k_most_probable_and_breaks_ties_by_token_id():
 
 
 def test_top_p_keeps_the_smallest_set_reaching_the_mass():
-    np.testing.assert_allclose(sampling_transform(P, top_p=0.7), [0, 4 / 7, 0, 3 / 7])  # 0.4 + 0.3 reaches 0.7 exactly
+    np.testing.assert_allclose(
+        sampling_transform(P, top_p=0.7), [0, 4 / 7, 0, 3 / 7]
+    )  # 0.4 + 0.3 reaches 0.7 exactly
     np.testing.assert_allclose(sampling_transform(P, top_p=0.71), [0, 4 / 9, 2 / 9, 3 / 9])
     np.testing.assert_allclose(sampling_transform(P, top_p=1.0), P)
     np.testing.assert_allclose(sampling_transform(P, top_p=0.01), [0, 1, 0, 0])
@@ -55,11 +56,19 @@ def test_transforms_apply_in_order_temperature_then_top_k_then_top_p():
     np.testing.assert_allclose(sampling_transform(P, temperature=0.5, top_k=3, top_p=0.9), top3)
 
 
-@pytest.mark.parametrize("kwargs, name", [
-    (dict(temperature=0), "temperature"), (dict(temperature=-1), "temperature"),
-    (dict(temperature=float("nan")), "temperature"), (dict(top_k=0), "top_k"), (dict(top_k=1.5), "top_k"),
-    (dict(top_p=0), "top_p"), (dict(top_p=1.2), "top_p"), (dict(top_p=-0.1), "top_p"),
-])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        (dict(temperature=0), "temperature"),
+        (dict(temperature=-1), "temperature"),
+        (dict(temperature=float("nan")), "temperature"),
+        (dict(top_k=0), "top_k"),
+        (dict(top_k=1.5), "top_k"),
+        (dict(top_p=0), "top_p"),
+        (dict(top_p=1.2), "top_p"),
+        (dict(top_p=-0.1), "top_p"),
+    ],
+)
 def test_bad_transform_settings_name_the_argument(kwargs, name):
     with pytest.raises(ValueError, match=f"^{name}"):
         sampling_transform(P, **kwargs)
@@ -93,7 +102,9 @@ def test_one_hot_draft_is_accepted_with_the_target_probability():
 
 
 def test_mismatch_is_harmless_only_when_the_proposal_is_the_q_verified_against():
-    np.testing.assert_allclose(mismatched_output_distribution(TOY_P, TOY_Q, TOY_Q), output_distribution(TOY_P, TOY_Q))
+    np.testing.assert_allclose(
+        mismatched_output_distribution(TOY_P, TOY_Q, TOY_Q), output_distribution(TOY_P, TOY_Q)
+    )
     np.testing.assert_allclose(mismatched_output_distribution(TOY_P, TOY_Q, TOY_Q), TOY_P)
     hot = sampling_transform(TOY_Q, temperature=1.5)
     assert total_variation_distance(mismatched_output_distribution(TOY_P, TOY_Q, hot), TOY_P) > 0.01

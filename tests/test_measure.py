@@ -15,7 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 from specdec_lib import improvement_factor, measure, sampling_transform, text_models, verify_greedy
 from specdec_lib.generate import autoregressive_generate, decoding_distribution, speculative_generate
-from specdec_lib.text_models import ALPHABET, VOCAB_SIZE, build_model_pair, corpus_text, decode, encode
 from specdec_lib.stats import emitted_law_pvalues
+from specdec_lib.text_models import ALPHABET, VOCAB_SIZE, build_model_pair, corpus_text, decode, encode
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,12 +44,18 @@ def pair():
 def test_vocabulary_is_shared_and_large_enough(pair):
     target, draft = pair
     assert VOCAB_SIZE == len(ALPHABET) >= 32
-    assert target.score(target.new_state(), PROMPT).shape[1] == draft.score(draft.new_state(), PROMPT).shape[1] == VOCAB_SIZE
+    assert (
+        target.score(target.new_state(), PROMPT).shape[1]
+        == draft.score(draft.new_state(), PROMPT).shape[1]
+        == VOCAB_SIZE
+    )
 
 
 def test_next_token_law_depends_on_the_prefix(pair):
     target, _ = pair
-    after_tar, after_dra = (target.score(target.new_state(), encode(text))[-1] for text in ("the tar", "the dra"))
+    after_tar, after_dra = (
+        target.score(target.new_state(), encode(text))[-1] for text in ("the tar", "the dra")
+    )
     assert ALPHABET[after_tar.argmax()] == "g" and ALPHABET[after_dra.argmax()] == "f"
 
 
@@ -70,7 +76,7 @@ def test_rollback_forgets_rejected_tokens(pair):
     state.rollback(len(PROMPT))
     assert state.tokens == PROMPT.tolist()
     after = target.score(state, encode("model"))
-    fresh = target.score(target.new_state(), np.r_[PROMPT, encode("model")])[len(PROMPT):]
+    fresh = target.score(target.new_state(), np.r_[PROMPT, encode("model")])[len(PROMPT) :]
     np.testing.assert_allclose(after, fresh, atol=1e-6)
     with pytest.raises(ValueError, match="length"):
         state.rollback(state.length + 1)
@@ -120,7 +126,7 @@ def _first_tokens(generate, n, **settings):
 def _law_pvalues(pair, emissions, **settings):
     target, _ = pair
 
-    @lru_cache(maxsize=None)
+    @cache
     def law(prefix):
         return sampling_transform(target.score(target.new_state(), prefix)[-1], **settings)
 
@@ -129,8 +135,11 @@ def _law_pvalues(pair, emissions, **settings):
 
 def _speculative(pair, n, **settings):
     target, draft = pair
-    return _first_tokens(lambda seed, **s: speculative_generate(target, draft, PROMPT, 3, 2, seed=seed, **s).tokens,
-                         n, **settings)
+    return _first_tokens(
+        lambda seed, **s: speculative_generate(target, draft, PROMPT, 3, 2, seed=seed, **s).tokens,
+        n,
+        **settings,
+    )
 
 
 def test_speculative_output_follows_the_baselines_law(pair):
@@ -138,8 +147,11 @@ def test_speculative_output_follows_the_baselines_law(pair):
     target, _ = pair
     emissions = _speculative(pair, 1500, **LAW_SETTINGS)
     assert min(_law_pvalues(pair, emissions, **LAW_SETTINGS)) > FALSE_FAIL_RATE / 3
-    baseline = _first_tokens(lambda seed, **s: autoregressive_generate(target, PROMPT, 3, seed=seed, **s).tokens,
-                             1500, **LAW_SETTINGS)
+    baseline = _first_tokens(
+        lambda seed, **s: autoregressive_generate(target, PROMPT, 3, seed=seed, **s).tokens,
+        1500,
+        **LAW_SETTINGS,
+    )
     assert min(_law_pvalues(pair, baseline, **LAW_SETTINGS)) > FALSE_FAIL_RATE / 3
 
 
@@ -148,11 +160,30 @@ def test_negative_control_verifying_at_another_temperature_fails(pair):
     assert min(_law_pvalues(pair, emissions, **LAW_SETTINGS)) < FALSE_FAIL_RATE / 3
 
 
-TINY = measure.Workload(new_tokens=12, repeats=2, gammas=(1, 2), alpha_sequences=2, alpha_tokens=10, cost_calls=2,
-                        max_batch=4, batch_calls=1, resamples=50)
-TOP_LEVEL = {"alpha_per_prefix": float, "alpha_per_prefix_se": float, "c_single_call": float, "verify_ratio_curve": dict,
-             "gamma": int, "speedup_measured": float, "speedup_measured_ci": list, "speedup_theorem38": float,
-             "speedup_predicted_with_v": float, "gamma_selected_on_seeds": list, "reported_on_seeds": list}
+TINY = measure.Workload(
+    new_tokens=12,
+    repeats=2,
+    gammas=(1, 2),
+    alpha_sequences=2,
+    alpha_tokens=10,
+    cost_calls=2,
+    max_batch=4,
+    batch_calls=1,
+    resamples=50,
+)
+TOP_LEVEL = {
+    "alpha_per_prefix": float,
+    "alpha_per_prefix_se": float,
+    "c_single_call": float,
+    "verify_ratio_curve": dict,
+    "gamma": int,
+    "speedup_measured": float,
+    "speedup_measured_ci": list,
+    "speedup_theorem38": float,
+    "speedup_predicted_with_v": float,
+    "gamma_selected_on_seeds": list,
+    "reported_on_seeds": list,
+}
 
 
 @pytest.fixture(scope="module")
@@ -187,6 +218,7 @@ def test_prediction_does_not_move_when_the_speculative_runs_do(monkeypatch, pair
         def run(*args, **kwargs):
             out = generate(*args, **kwargs)
             return dataclasses.replace(out, wall=seconds_per_round * len(out.rounds))
+
         return run
 
     monkeypatch.setattr(measure, "autoregressive_generate", clocked(autoregressive_generate, 1e-3))
@@ -208,17 +240,28 @@ def test_gap_factors_multiply_to_measured_over_theorem(report):
             g = row.gap
             assert g.total == pytest.approx(row.speedup_measured / row.speedup_theorem38, rel=1e-12)
             assert g.verify_cost * g.acceptance * g.overhead == pytest.approx(g.total, rel=1e-12)
-            assert g.verify_cost == pytest.approx(row.speedup_predicted_with_v / row.speedup_theorem38, rel=1e-12)
+            assert g.verify_cost == pytest.approx(
+                row.speedup_predicted_with_v / row.speedup_theorem38, rel=1e-12
+            )
             assert g.acceptance == pytest.approx(row.tokens_per_round / row.tokens_per_round_iid, rel=1e-12)
             assert g.round_model_share / g.baseline_model_share == pytest.approx(g.overhead, rel=1e-12)
 
 
-@given(alpha=st.floats(0.01, 0.99), gamma=st.integers(1, 12), c=st.floats(0, 1), v=st.floats(0.5, 10),
-       k=st.floats(1, 13), round_ms=st.floats(0.1, 100), base_ms=st.floats(0.1, 100), call_ms=st.floats(0.1, 100))
+@given(
+    alpha=st.floats(0.01, 0.99),
+    gamma=st.integers(1, 12),
+    c=st.floats(0, 1),
+    v=st.floats(0.5, 10),
+    k=st.floats(1, 13),
+    round_ms=st.floats(0.1, 100),
+    base_ms=st.floats(0.1, 100),
+    call_ms=st.floats(0.1, 100),
+)
 def test_gap_factors_add_up_for_any_inputs(alpha, gamma, c, v, k, round_ms, base_ms, call_ms):
     g = measure.gap_factors(alpha, gamma, c, v, k, round_ms, base_ms, call_ms)
     assert math.log(g.verify_cost) + math.log(g.acceptance) + math.log(g.overhead) == pytest.approx(
-        math.log(g.total), abs=1e-9)
+        math.log(g.total), abs=1e-9
+    )
     assert g.total == pytest.approx(k * base_ms / round_ms / improvement_factor(alpha, gamma, c), rel=1e-12)
 
 
@@ -256,7 +299,12 @@ def test_greedy_speculative_decoding_writes_exactly_the_greedy_text(pair):
     for seed, gamma in ((0, 2), (3, 5)):
         prompt = measure.prompt_for_seed(seed)
         plain = autoregressive_generate(target, prompt, 40, temperature=0).tokens
-        assert speculative_generate(target, draft, prompt, 40, gamma, temperature=0, verifier=verify_greedy).tokens == plain
+        assert (
+            speculative_generate(
+                target, draft, prompt, 40, gamma, temperature=0, verifier=verify_greedy
+            ).tokens
+            == plain
+        )
         sampled = speculative_generate(target, draft, prompt, 40, gamma, seed=seed, temperature=1.0).tokens
         assert sampled != plain  # negative control: sampling at temperature 1 writes another text
 
@@ -266,7 +314,9 @@ def test_command_line_prints_one_json_object_with_the_listed_keys(monkeypatch, c
     monkeypatch.setattr(measure, "build_model_pair", lambda: pair)
     assert measure.main(["--quick", "--json"]) == 0
     captured = capsys.readouterr()
-    assert "] " in captured.err and "#" in captured.err  # the progress bar goes to stderr, JSON alone to stdout
+    assert (
+        "] " in captured.err and "#" in captured.err
+    )  # the progress bar goes to stderr, JSON alone to stdout
     out = json.loads(captured.out)
     for regime in (out, out["greedy"]):
         for key, kind in TOP_LEVEL.items():
@@ -274,7 +324,14 @@ def test_command_line_prints_one_json_object_with_the_listed_keys(monkeypatch, c
         assert sorted(regime["verify_ratio_curve"]) == [str(g) for g in TINY.gammas]
         assert len(regime["speedup_measured_ci"]) == 2 and regime["gamma"] in TINY.gammas
     assert out["batch_curve"]["points"][0]["batch"] == 1
-    assert set(out) - set(out["greedy"]) == {"greedy", "batch_curve", "cost_curve", "machine", "workload", "elapsed_s"}
+    assert set(out) - set(out["greedy"]) == {
+        "greedy",
+        "batch_curve",
+        "cost_curve",
+        "machine",
+        "workload",
+        "elapsed_s",
+    }
 
 
 def test_report_formats_both_regimes_and_the_batch_curve(report):
@@ -291,16 +348,19 @@ def test_score_batch_equals_scoring_each_sequence_alone(pair):
         np.testing.assert_allclose(rows, target.score(target.new_state(), text), atol=1e-6)
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: measure.gap_factors(0.8, 4, 0.05, 1.2, 3.2, -1.0, 1e-3, 1e-3), "round_s"),
-    (lambda: measure.gap_factors(0.8, 4, 0.05, 0.0, 3.2, 1e-3, 1e-3, 1e-3), "verify_ratio"),
-    (lambda: measure.predicted_speedup(1.5, 4, 0.05, 1.2), "alpha"),
-    (lambda: measure.speedup_interval([1, 2], [1, 1], [1], [1]), "spec_tokens"),
-    (lambda: measure.alpha_per_prefix(None, None, [PROMPT], [3]), "texts"),
-    (lambda: measure.prompt_for_seed(-1), "seed"),
-    (lambda: measure.measure(dataclasses.replace(TINY, repeats=1)), "repeats"),
-    (lambda: measure.measure(dataclasses.replace(TINY, clock="sundial")), "clock"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: measure.gap_factors(0.8, 4, 0.05, 1.2, 3.2, -1.0, 1e-3, 1e-3), "round_s"),
+        (lambda: measure.gap_factors(0.8, 4, 0.05, 0.0, 3.2, 1e-3, 1e-3, 1e-3), "verify_ratio"),
+        (lambda: measure.predicted_speedup(1.5, 4, 0.05, 1.2), "alpha"),
+        (lambda: measure.speedup_interval([1, 2], [1, 1], [1], [1]), "spec_tokens"),
+        (lambda: measure.alpha_per_prefix(None, None, [PROMPT], [3]), "texts"),
+        (lambda: measure.prompt_for_seed(-1), "seed"),
+        (lambda: measure.measure(dataclasses.replace(TINY, repeats=1)), "repeats"),
+        (lambda: measure.measure(dataclasses.replace(TINY, clock="sundial")), "clock"),
+    ],
+)
 def test_bad_measurement_inputs_name_themselves(call, message):
     with pytest.raises(ValueError, match=message):
         call()
@@ -331,31 +391,45 @@ print(hashlib.sha256(b"".join(np.round(r, 10).tobytes() for r in rows)).hexdiges
 
 def _fingerprint(cwd, pythonpath):
     env = {**os.environ, "PYTHONPATH": str(pythonpath)}
-    result = subprocess.run([sys.executable, "-c", FINGERPRINT], cwd=cwd, env=env, capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", FINGERPRINT], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     return result.stdout.strip()
 
 
 def test_editing_a_book_file_leaves_the_models_unchanged(tmp_path):
     """A copy of the package next to a book whose chapters say something else builds the same models."""
-    shutil.copytree(ROOT / "specdec_lib", tmp_path / "specdec_lib", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "specdec_lib", tmp_path / "specdec_lib", ignore=shutil.ignore_patterns("__pycache__")
+    )
     shutil.copytree(ROOT / "book", tmp_path / "book", ignore=shutil.ignore_patterns("_static", "_build"))
     for chapter in (tmp_path / "book").glob("*.ipynb"):
         chapter.write_text(chapter.read_text(encoding="utf-8").replace("the", "zzq"), encoding="utf-8")
     (tmp_path / "README.md").write_text("qqq " * 1000, encoding="utf-8")
     assert _fingerprint(tmp_path, tmp_path) == _fingerprint(ROOT, ROOT)
     (tmp_path / "specdec_lib" / "data" / "corpus.txt").write_text("another text " * 200, encoding="utf-8")
-    broken = subprocess.run([sys.executable, "-c", FINGERPRINT], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)},
-                            capture_output=True, text=True, timeout=120)
+    broken = subprocess.run(
+        [sys.executable, "-c", FINGERPRINT],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert broken.returncode != 0 and "corpus" in broken.stderr  # control: the corpus itself is pinned
 
 
 def test_models_depend_on_the_text_they_are_fitted_to():
     """Negative control for the fingerprint: another text gives other next-token laws."""
     text = encode("the draft and the target")
-    shipped, other = build_model_pair(target_layers=2), build_model_pair("another text entirely. " * 50, target_layers=2)
-    assert not np.allclose(shipped[0].score(shipped[0].new_state(), text), other[0].score(other[0].new_state(), text))
+    shipped, other = (
+        build_model_pair(target_layers=2),
+        build_model_pair("another text entirely. " * 50, target_layers=2),
+    )
+    assert not np.allclose(
+        shipped[0].score(shipped[0].new_state(), text), other[0].score(other[0].new_state(), text)
+    )
 
 
 def test_corpus_is_the_frozen_snapshot(monkeypatch):
@@ -366,5 +440,7 @@ def test_corpus_is_the_frozen_snapshot(monkeypatch):
 
 
 def test_decode_inverts_encode_on_clean_text():
-    assert decode(encode("The target verifies (gamma + 1) positions: 0.6, then 0.3.")) == \
-        "the target verifies (gamma 1) positions: 0.6, then 0.3."
+    assert (
+        decode(encode("The target verifies (gamma + 1) positions: 0.6, then 0.3."))
+        == "the target verifies (gamma 1) positions: 0.6, then 0.3."
+    )

@@ -29,16 +29,23 @@ def test_failing_cell_fails_the_build(tmp_path):
     shutil.copy(ROOT / "_config.yml", book / "_config.yml")
     (book / "_toc.yml").write_text("format: jb-book\nroot: broken\n")
     (book / "references.bib").write_text("")
-    notebook = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-                           "source": "1 / 0"}],
-                "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-                "nbformat": 4, "nbformat_minor": 5}
+    notebook = {
+        "cells": [
+            {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": "1 / 0"}
+        ],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     (book / "broken.ipynb").write_text(json.dumps(notebook))
     config = (book / "_config.yml").read_text().replace("book/references.bib", "references.bib")
-    (book / "_config.yml").write_text(config.replace("html_static_path: [book/_static]", "html_static_path: []"))
+    (book / "_config.yml").write_text(
+        config.replace("html_static_path: [book/_static]", "html_static_path: []")
+    )
     jb = Path(sys.executable).parent / "jupyter-book"
-    result = subprocess.run([str(jb), "build", str(book), "-W", "-n", "--keep-going"],
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [str(jb), "build", str(book), "-W", "-n", "--keep-going"], capture_output=True, text=True, timeout=300
+    )
     assert result.returncode != 0
     assert "ZeroDivisionError" in result.stdout + result.stderr
 
@@ -53,10 +60,18 @@ def test_specdec_lib_imports_without_the_build_and_grading_stack():
         "import specdec_lib\n"
         "for module in pkgutil.iter_modules(specdec_lib.__path__):\n"
         "    importlib.import_module(f'specdec_lib.{module.name}')\n"
-        "print(specdec_lib.verify([0], [[0.5, 0.5]] * 2, [[0.5, 0.5]], rng=0).num_accepted)\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+        "print(specdec_lib.verify([0], [[0.5, 0.5]] * 2, [[0.5, 0.5]], rng=0).num_accepted)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "1"
-    broken = subprocess.run([sys.executable, "-c", code.replace("import specdec_lib\n", "import specdec_course.coursework\n", 1)],
-                            capture_output=True, text=True, timeout=120, cwd=ROOT)
+    broken = subprocess.run(
+        [sys.executable, "-c", code.replace("import specdec_lib\n", "import specdec_course.coursework\n", 1)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert broken.returncode != 0, "negative control: the grading package does need nbformat"

@@ -29,18 +29,32 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from browser_support import chromium_unavailable, launched_chromium, opener, skip_or_fail
 
 import specdec_lib as sd
-from browser_support import chromium_unavailable, launched_chromium, opener, skip_or_fail
-from specdec_lib.explorers import (MILLISECONDS, NONE, PROBABILITY, RATE, alpha_gamma_explorer, pq_editor,
-                                   timing_budget_explorer)
+from specdec_lib.explorers import (
+    MILLISECONDS,
+    NONE,
+    PROBABILITY,
+    RATE,
+    alpha_gamma_explorer,
+    pq_editor,
+    timing_budget_explorer,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 HTML = Path(os.environ.get("SPECDEC_HTML", ROOT / "_build" / "html"))
 SHOTS = HTML.parent / "screenshots"
 CHAPTERS = ["book/intro", *re.findall(r"file:\s*(\S+)", (ROOT / "_toc.yml").read_text())]
-PAGES = sorted(p.relative_to(HTML).as_posix() for p in HTML.rglob("*.html")
-               if p.relative_to(HTML).parts[0] not in ("_static", "_sources", "_images")) if HTML.is_dir() else []
+PAGES = (
+    sorted(
+        p.relative_to(HTML).as_posix()
+        for p in HTML.rglob("*.html")
+        if p.relative_to(HTML).parts[0] not in ("_static", "_sources", "_images")
+    )
+    if HTML.is_dir()
+    else []
+)
 REPORT = {}  # page -> what was checked there; written next to the screenshots
 ALL_REQUESTS = []  # every request of every visit in this module
 AXE = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
@@ -72,9 +86,14 @@ def site():
     yield f"http://127.0.0.1:{server.server_port}/"
     server.shutdown()
     SHOTS.mkdir(parents=True, exist_ok=True)
-    REPORT["all visits"] = {"requests": len(ALL_REQUESTS),
-                            "remote": [u for u in ALL_REQUESTS if urlsplit(u).hostname != "127.0.0.1"
-                                       and not u.startswith(("data:", "blob:"))]}
+    REPORT["all visits"] = {
+        "requests": len(ALL_REQUESTS),
+        "remote": [
+            u
+            for u in ALL_REQUESTS
+            if urlsplit(u).hostname != "127.0.0.1" and not u.startswith(("data:", "blob:"))
+        ],
+    }
     (SHOTS / "browser-report.json").write_text(json.dumps(REPORT, indent=1, sort_keys=True))
     if AXE_RESULTS:
         (SHOTS / "axe-report.json").write_text(json.dumps(axe_report(AXE_RESULTS), indent=1, sort_keys=True))
@@ -87,12 +106,19 @@ def axe_report(results):
         for violations in modes.values():
             for v in violations:
                 by_impact[v["impact"]] += 1
-                rule = by_rule.setdefault(v["id"], {"impact": v["impact"], "help": v["help"], "count": 0, "nodes": 0})
+                rule = by_rule.setdefault(
+                    v["id"], {"impact": v["impact"], "help": v["help"], "count": 0, "nodes": 0}
+                )
                 rule["count"] += 1
                 rule["nodes"] += len(v["nodes"])
-    return {"axe-core": json.loads((ROOT / "package.json").read_text())["dependencies"]["axe-core"],
-            "pages": sorted(results), "modes": [f"{w} px {s}" for w, s in MODES],
-            "by impact": dict(by_impact), "by rule": by_rule, "violations": results}
+    return {
+        "axe-core": json.loads((ROOT / "package.json").read_text())["dependencies"]["axe-core"],
+        "pages": sorted(results),
+        "modes": [f"{w} px {s}" for w, s in MODES],
+        "by impact": dict(by_impact),
+        "by rule": by_rule,
+        "violations": results,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -126,13 +152,19 @@ class Visit:
     def _route(self, route):
         self.requests.append(route.request.url)
         ALL_REQUESTS.append(route.request.url)
-        if urlsplit(route.request.url).hostname == "127.0.0.1" or route.request.url.startswith(("data:", "blob:")):
+        if urlsplit(route.request.url).hostname == "127.0.0.1" or route.request.url.startswith(
+            ("data:", "blob:")
+        ):
             route.continue_()
         else:
             route.abort()  # never let the test itself leak a request; it is reported below
 
     def remote_requests(self):
-        return [u for u in self.requests if urlsplit(u).hostname != "127.0.0.1" and not u.startswith(("data:", "blob:"))]
+        return [
+            u
+            for u in self.requests
+            if urlsplit(u).hostname != "127.0.0.1" and not u.startswith(("data:", "blob:"))
+        ]
 
     def text_outside_explorers(self):
         return self.page.evaluate("""() => {
@@ -175,8 +207,12 @@ def test_page_loads_offline_with_math_and_images(visit, path):
     page.wait_for_load_state("networkidle")  # late requests (fonts, lazy images) are counted too
     math_nodes = page.locator("span.math, div.math").count()
     rendered = page.locator("mjx-container").count()
-    REPORT.setdefault(path, {}).update(requests=len(v.requests), remote_requests=v.remote_requests(),
-                                       math=rendered, images=page.evaluate("() => document.images.length"))
+    REPORT.setdefault(path, {}).update(
+        requests=len(v.requests),
+        remote_requests=v.remote_requests(),
+        math=rendered,
+        images=page.evaluate("() => document.images.length"),
+    )
     assert not v.remote_requests(), f"{path} asked other origins: {v.remote_requests()}"
     assert not v.errors, f"console errors on {path}: {v.errors}"
     if math_nodes:
@@ -201,8 +237,13 @@ def _lesson_numbers():
     return {
         "book/acceptance": [(alpha, 2)],
         "book/output_count": [(pmf[0], 2), (pmf[1], 2), (pmf[2], 2), (ek, 2)],
-        "book/engineering_example": [(alpha, 2), (ek, 2), (rate, 1), (sd.scenario_rate(1, 0, 0.006), 1),
-                                     (sd.scenario_rate(ek, 0.002, 0.012, 0.001), 1)],
+        "book/engineering_example": [
+            (alpha, 2),
+            (ek, 2),
+            (rate, 1),
+            (sd.scenario_rate(1, 0, 0.006), 1),
+            (sd.scenario_rate(ek, 0.002, 0.012, 0.001), 1),
+        ],
     }
 
 
@@ -244,15 +285,26 @@ def test_pq_editor_shows_specdec_lib_values_for_every_move(visit):
     path = _explorer_page("pq-editor")
     explorer = visit(path).page.locator('[data-explorer="pq-editor"]')
     checked = 0
-    for target, p, qa, qb in [(0, [F(3, 5), F(3, 10), F(1, 10)], 2, 3), (1, [F(2, 5), F(2, 5), F(1, 5)], 5, 1)]:
+    for target, p, qa, qb in [
+        (0, [F(3, 5), F(3, 10), F(1, 10)], 2, 3),
+        (1, [F(2, 5), F(2, 5), F(1, 5)], 5, 1),
+    ]:
         q = [F(qa, 10), F(qb, 10), 1 - F(qa + qb, 10)]
         _move(explorer, {"target": target, "qA": qa, "qB": qb})
         alpha, accept = sd.acceptance_rate(p, q), sd.acceptance_probabilities(p, q)
         residual, output = sd.residual_distribution(p, q), sd.output_distribution(p, q)
         expected = {"alpha": _p(alpha), "rejected": _p(1 - alpha), "equals": "yes" if output == p else "no"}
         for i in range(3):
-            expected.update({f"p{i}": _p(p[i]), f"q{i}": _p(q[i]), f"a{i}": _p(accept[i]),
-                             f"m{i}": _p(min(p[i], q[i])), f"r{i}": _p(residual[i]), f"o{i}": _p(output[i])})
+            expected.update(
+                {
+                    f"p{i}": _p(p[i]),
+                    f"q{i}": _p(q[i]),
+                    f"a{i}": _p(accept[i]),
+                    f"m{i}": _p(min(p[i], q[i])),
+                    f"r{i}": _p(residual[i]),
+                    f"o{i}": _p(output[i]),
+                }
+            )
         checked += _check_fields(explorer, expected)
         width = explorer.locator('[data-bar="a2"]').evaluate("e => e.style.width")
         assert width == f"{round(100 * float(accept[2]))}%"
@@ -274,8 +326,10 @@ def test_alpha_gamma_explorer_shows_the_pmf_of_K(visit):
         assert explorer.locator('[data-value-of="alpha"]').inner_text() == f"{float(alpha):.2f}"
         pmf = sd.output_count_pmf(alpha, gamma)
         expected = {f"K{k}": _p(v) for k, v in enumerate(pmf, 1)}
-        expected.update(EK=_p(sd.expected_output_count(alpha, gamma)),
-                        wasted=_p(sd.expected_wasted_proposals(alpha, gamma)))
+        expected.update(
+            EK=_p(sd.expected_output_count(alpha, gamma)),
+            wasted=_p(sd.expected_wasted_proposals(alpha, gamma)),
+        )
         checked += _check_fields(explorer, expected)
         assert explorer.locator(f'[data-row="K{gamma + 1}"]').is_visible()
         assert not explorer.locator(f'[data-row="K{gamma + 2}"]').is_visible()
@@ -288,14 +342,23 @@ def test_timing_budget_explorer_shows_rate_baseline_and_break_even(visit):
     checked = 0
     alphas, gammas, verify = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9), (1, 2, 3, 4), list(range(2, 15))
     for alpha, gamma, t_verify in [(0.6, 2, 12), (0.8, 3, 9), (0.4, 4, 14)]:
-        _move(explorer, {"alpha": alphas.index(alpha), "gamma": gammas.index(gamma), "verify": verify.index(t_verify)})
+        _move(
+            explorer,
+            {"alpha": alphas.index(alpha), "gamma": gammas.index(gamma), "verify": verify.index(t_verify)},
+        )
         tokens = sd.expected_output_count(alpha, gamma)
         rate = sd.scenario_rate(tokens, gamma / 1000, t_verify / 1000, 0.001)
         baseline = sd.scenario_rate(1, 0, 0.006)
         even = sd.break_even_verify_time(tokens, gamma / 1000, 0.001, 0.006)
-        checked += _check_fields(explorer, {
-            "EK": _p(tokens), "rate": RATE.format(rate), "baseline": RATE.format(baseline),
-            "breakeven": MILLISECONDS.format(even * 1000) if even > 0 else "none (never pays)"})
+        checked += _check_fields(
+            explorer,
+            {
+                "EK": _p(tokens),
+                "rate": RATE.format(rate),
+                "baseline": RATE.format(baseline),
+                "breakeven": MILLISECONDS.format(even * 1000) if even > 0 else "none (never pays)",
+            },
+        )
     REPORT.setdefault(path, {})["timing-budget values checked"] = checked
 
 
@@ -315,18 +378,28 @@ def test_explorer_works_by_keyboard_alone_and_announces_each_result(visit, make)
         page.keyboard.press("Tab")
         element = root.get_by_label(control.label, exact=True)  # the visible <label for> names the control
         assert element.evaluate("e => e === document.activeElement"), f"Tab does not reach {control.label!r}"
-        style, width = element.evaluate("e => [getComputedStyle(e).outlineStyle, parseFloat(getComputedStyle(e).outlineWidth)]")
+        style, width = element.evaluate(
+            "e => [getComputedStyle(e).outlineStyle, parseFloat(getComputedStyle(e).outlineWidth)]"
+        )
         assert style != "none" and width >= 2, f"{control.label!r} shows no focus ring"
         step = 1 if indices[i] + 1 < len(control.options) else -1
-        candidate = indices[:i] + [indices[i] + step] + indices[i + 1:]
+        candidate = indices[:i] + [indices[i] + step] + indices[i + 1 :]
         if explorer.state_at(candidate) is None:
             continue  # a combination the explorer refuses (q(A) + q(B) > 1)
-        page.keyboard.press({("range", 1): "ArrowRight", ("range", -1): "ArrowLeft",
-                             ("select", 1): "ArrowDown", ("select", -1): "ArrowUp"}[control.kind, step])
+        page.keyboard.press(
+            {
+                ("range", 1): "ArrowRight",
+                ("range", -1): "ArrowLeft",
+                ("select", 1): "ArrowDown",
+                ("select", -1): "ArrowUp",
+            }[control.kind, step]
+        )
         indices, moved = candidate, moved + 1
         state = explorer.state_at(indices)["v"]
-        announced = {f: live.locator(f'[data-field="{f}"]').inner_text()
-                     for f in live.locator("[data-field]").evaluate_all("els => els.map(e => e.dataset.field)")}
+        announced = {
+            f: live.locator(f'[data-field="{f}"]').inner_text()
+            for f in live.locator("[data-field]").evaluate_all("els => els.map(e => e.dataset.field)")
+        }
         assert announced and announced == {f: state[f] for f in announced}
         if control.kind == "range":
             assert element.get_attribute("aria-valuetext") == control.options[indices[i]][0]
@@ -374,7 +447,7 @@ def test_page_is_accessible_in_light_and_dark_at_desktop_and_phone_width(visit, 
     """axe-core in each mode; chapters must not scroll sideways and leave a screenshot of each mode."""
     page = visit(path).page
     page.add_script_tag(path=str(AXE))
-    chapter = path[:-len(".html")] in CHAPTERS
+    chapter = path[: -len(".html")] in CHAPTERS
     for width, scheme in MODES:
         page.set_viewport_size({"width": width, "height": 900})
         page.emulate_media(color_scheme=scheme)
@@ -386,9 +459,12 @@ def test_page_is_accessible_in_light_and_dark_at_desktop_and_phone_width(visit, 
         if chapter:
             overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
             assert overflow <= 1, f"{path} at {width} px scrolls sideways by {overflow} px"
-            name = f"{path[:-len('.html')].replace('/', '-')}-{width}-{scheme}.jpg"
+            name = f"{path[: -len('.html')].replace('/', '-')}-{width}-{scheme}.jpg"
             page.screenshot(path=str(shots / name), full_page=True, type="jpeg", quality=70)
-    serious = [f"{mode}: {v['impact']} {v['id']} ({v['help']}) at {[n['target'] for n in v['nodes']][:3]}"
-               for mode, violations in AXE_RESULTS[path].items() for v in violations
-               if v["impact"] in ("critical", "serious")]
+    serious = [
+        f"{mode}: {v['impact']} {v['id']} ({v['help']}) at {[n['target'] for n in v['nodes']][:3]}"
+        for mode, violations in AXE_RESULTS[path].items()
+        for v in violations
+        if v["impact"] in ("critical", "serious")
+    ]
     assert not serious, f"{path}: axe-core finds " + "; ".join(serious)

@@ -15,7 +15,9 @@ EXPLORERS = [pq_editor, alpha_gamma_explorer, timing_budget_explorer]
 
 
 def embedded(explorer):
-    payload = re.search(r'<script type="application/json" class="specdec-states">(.*?)</script>', explorer.html(), re.S)
+    payload = re.search(
+        r'<script type="application/json" class="specdec-states">(.*?)</script>', explorer.html(), re.S
+    )
     return json.loads(payload.group(1).replace("<\\/", "</"))
 
 

@@ -5,7 +5,7 @@ Reads ``_build/html`` (or ``$SPECDEC_HTML``), which ``make test`` builds before 
 
 import os
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -19,25 +19,32 @@ TOC_FILES = re.findall(r"file:\s*(\S+)", (ROOT / "_toc.yml").read_text())
 CHAPTERS = ["book/intro", *TOC_FILES]
 ASSET_ATTRIBUTES = {"script": "src", "img": "src", "link": "href", "source": "src", "iframe": "src"}
 
-pytestmark = pytest.mark.skipif(not (HTML / "index.html").is_file(),
-                                reason=f"no built site at {HTML}: run `make book` (or set SPECDEC_HTML)")
+pytestmark = pytest.mark.skipif(
+    not (HTML / "index.html").is_file(),
+    reason=f"no built site at {HTML}: run `make book` (or set SPECDEC_HTML)",
+)
 
 
 def site_pages():
     if not HTML.is_dir():
         return []
-    return sorted(p.relative_to(HTML).as_posix() for p in HTML.rglob("*.html")
-                  if p.relative_to(HTML).parts[0] not in ("_static", "_sources", "_images"))
+    return sorted(
+        p.relative_to(HTML).as_posix()
+        for p in HTML.rglob("*.html")
+        if p.relative_to(HTML).parts[0] not in ("_static", "_sources", "_images")
+    )
 
 
-@lru_cache(maxsize=None)
+@cache
 def soup(page):
     return BeautifulSoup((HTML / page).read_text(encoding="utf-8"), "html.parser")
 
 
-@lru_cache(maxsize=None)
+@cache
 def anchors(page):
-    return {el.get("id") for el in soup(page).find_all(id=True)} | {el.get("name") for el in soup(page).find_all(attrs={"name": True})}
+    return {el.get("id") for el in soup(page).find_all(id=True)} | {
+        el.get("name") for el in soup(page).find_all(attrs={"name": True})
+    }
 
 
 def links(page):
@@ -71,17 +78,28 @@ def test_internal_links_and_anchors_resolve(page):
 @pytest.mark.parametrize("page", site_pages())
 def test_assets_come_from_the_site_itself(page):
     """Offline and private: no script, stylesheet, image or frame is fetched from another origin."""
-    remote = [url for tag, url in links(page)
-              if tag != "a" and (urlsplit(url).scheme in ("http", "https") or url.startswith("//"))]
+    remote = [
+        url
+        for tag, url in links(page)
+        if tag != "a" and (urlsplit(url).scheme in ("http", "https") or url.startswith("//"))
+    ]
     assert not remote, f"{page} loads third-party assets: {remote}"
 
 
 def test_math_and_widget_scripts_are_vendored():
     pages = [soup(p) for p in site_pages()]
-    scripts = {tag["src"].split("?")[0].rsplit("_static/", 1)[-1] for s in pages for tag in s.find_all("script", src=True)}
+    scripts = {
+        tag["src"].split("?")[0].rsplit("_static/", 1)[-1]
+        for s in pages
+        for tag in s.find_all("script", src=True)
+    }
     assert "vendor/mathjax/tex-mml-chtml.js" in scripts
-    for path in ("vendor/mathjax/tex-mml-chtml.js", "vendor/require.js", "vendor/@jupyter-widgets/html-manager/dist/embed-amd.js",
-                 "vendor/mathjax/output/chtml/fonts/woff-v2/MathJax_Main-Regular.woff"):
+    for path in (
+        "vendor/mathjax/tex-mml-chtml.js",
+        "vendor/require.js",
+        "vendor/@jupyter-widgets/html-manager/dist/embed-amd.js",
+        "vendor/mathjax/output/chtml/fonts/woff-v2/MathJax_Main-Regular.woff",
+    ):
         assert (HTML / "_static" / path).is_file(), f"{path} was not copied into the site (make vendor)"
 
 
@@ -112,5 +130,7 @@ def test_execution_statistics_list_every_notebook():
 def test_the_accessibility_checker_is_not_part_of_the_site():
     """axe-core is a test tool: the browser tests inject it, no page loads it and the site does not ship it."""
     shipped = [p.relative_to(HTML).as_posix() for p in HTML.rglob("axe*.js")]
-    loading = [page for page in site_pages() if any("axe" in url.rsplit("/", 1)[-1] for _, url in links(page))]
+    loading = [
+        page for page in site_pages() if any("axe" in url.rsplit("/", 1)[-1] for _, url in links(page))
+    ]
     assert not shipped and not loading, f"axe-core in the site: {shipped + loading}"

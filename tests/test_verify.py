@@ -7,12 +7,21 @@ over the choice of seed. Each has a negative control that must fail.
 
 import numpy as np
 import pytest
-
-from specdec_lib import (VerifiedRound, correction_distribution, toy_model_pair, output_count_pmf, output_distribution,
-                         residual_distribution, sample_token, simulate_rounds, verify, verify_unchecked)
-from specdec_lib.stats import chi_square_pvalue, emitted_law_pvalues
-
 from conftest import TOY_P, TOY_Q
+
+from specdec_lib import (
+    VerifiedRound,
+    correction_distribution,
+    output_count_pmf,
+    output_distribution,
+    residual_distribution,
+    sample_token,
+    simulate_rounds,
+    toy_model_pair,
+    verify,
+    verify_unchecked,
+)
+from specdec_lib.stats import chi_square_pvalue, emitted_law_pvalues
 
 FALSE_FAIL_RATE = 1e-6
 GAMMA = 3
@@ -131,10 +140,13 @@ class _Uniforms:
         return next(self.values)
 
 
-@pytest.mark.parametrize("p, q", [
-    ([0.5, 0.5], [0.5 + 1e-14, 0.5 - 1e-14]),  # p ≈ q: [p − q]+ holds 1e-14, below the float floor
-    ([0.5 - 1e-10, 0.5], [0.5, 0.5]),           # p sums to 1 − 1e-10: [p − q]+ is exactly 0
-])
+@pytest.mark.parametrize(
+    "p, q",
+    [
+        ([0.5, 0.5], [0.5 + 1e-14, 0.5 - 1e-14]),  # p ≈ q: [p − q]+ holds 1e-14, below the float floor
+        ([0.5 - 1e-10, 0.5], [0.5, 0.5]),  # p sums to 1 − 1e-10: [p − q]+ is exactly 0
+    ],
+)
 def test_rejection_with_no_residual_mass_still_emits_a_valid_correction(p, q):
     rejected = verify_unchecked([0], [p, p], [q], _Uniforms(1 - 1e-16, 0.3))
     assert rejected.num_accepted == 0 and rejected.tokens[0] in (0, 1)
@@ -147,4 +159,5 @@ def test_verify_is_its_checks_plus_the_unchecked_core():
     p, q = [0.6, 0.3, 0.1], [0.2, 0.3, 0.5]
     for seed in range(50):
         assert verify([2, 1], [p] * 3, [q] * 2, rng=seed) == verify_unchecked(
-            [2, 1], [np.array(p)] * 3, [np.array(q)] * 2, np.random.default_rng(seed))
+            [2, 1], [np.array(p)] * 3, [np.array(q)] * 2, np.random.default_rng(seed)
+        )

@@ -77,12 +77,20 @@ def main(argv=None) -> int:
     grade.add_argument("assignment", help="file stem of the source notebook under coursework/")
     grade.add_argument("submissions", help="folder of submitted files")
     grade.add_argument("--out", default="grades.csv", help="CSV file to write (default grades.csv)")
-    grade.add_argument("--time-limit", type=float, default=60, help="seconds per submission's cells (default 60)")
-    grade.add_argument("--memory-limit", type=float, default=Limits.memory / GB,
-                       help=f"GB of memory per submission's kernel (default {Limits.memory / GB:g})")
+    grade.add_argument(
+        "--time-limit", type=float, default=60, help="seconds per submission's cells (default 60)"
+    )
+    grade.add_argument(
+        "--memory-limit",
+        type=float,
+        default=Limits.memory / GB,
+        help=f"GB of memory per submission's kernel (default {Limits.memory / GB:g})",
+    )
     grade.add_argument("--jobs", type=int, help="submissions graded at once (default: the machine's cores)")
     grade.set_defaults(run=_grade)
-    scan = commands.add_parser("scan", help="list every solution or hidden-test line found in a folder (a built site)")
+    scan = commands.add_parser(
+        "scan", help="list every solution or hidden-test line found in a folder (a built site)"
+    )
     scan.add_argument("folder")
     scan.set_defaults(run=_scan)
     site = commands.add_parser("site-config", help="print the book's _config.yml for the student site")

@@ -28,8 +28,10 @@ COURSEWORK_DIR = ROOT / "coursework"
 TEST_HEADER = re.compile(r"^# (HIDDEN )?TEST (\w+)(?:\s*:\s*(\d+) points?)?\s*$", re.MULTILINE)
 CODE_PLACEHOLDER = "...  # YOUR CODE HERE"
 ANSWER_PLACEHOLDER = "*Write your answer here.*"
-_MARKERS = {"code": ("# BEGIN SOLUTION", "# END SOLUTION"),
-            "markdown": ("<!-- BEGIN SOLUTION -->", "<!-- END SOLUTION -->")}
+_MARKERS = {
+    "code": ("# BEGIN SOLUTION", "# END SOLUTION"),
+    "markdown": ("<!-- BEGIN SOLUTION -->", "<!-- END SOLUTION -->"),
+}
 _ONE_LINE_ANSWER = re.compile(r"^(\s*[^#=]+?=\s*).+?\s*# SOLUTION\s*$")
 
 
@@ -54,8 +56,14 @@ def parse_test_cases(text: str) -> list[TestCase]:
     cases = []
     for header, following in zip(headers, headers[1:] + [None]):
         end = following.start() if following else len(text)
-        cases.append(TestCase(question=header[2], points=int(header[3] or 1), hidden=bool(header[1]),
-                              code=text[header.start():end].rstrip() + "\n"))
+        cases.append(
+            TestCase(
+                question=header[2],
+                points=int(header[3] or 1),
+                hidden=bool(header[1]),
+                code=text[header.start() : end].rstrip() + "\n",
+            )
+        )
     return cases
 
 
@@ -99,8 +107,11 @@ def solution_lines(source: str, cell_type: str = "code") -> list[str]:
     """The stripped lines a student must not see: inside solution blocks, or one-line answers."""
     kept = set(without_solutions(source, cell_type).split("\n"))
     begin, end = _MARKERS[cell_type]
-    return [line.strip() for line in source.split("\n")
-            if line not in kept and line.strip() and line.strip() not in (begin, end)]
+    return [
+        line.strip()
+        for line in source.split("\n")
+        if line not in kept and line.strip() and line.strip() not in (begin, end)
+    ]
 
 
 @dataclass(frozen=True)

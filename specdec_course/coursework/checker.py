@@ -39,8 +39,11 @@ def snapshot() -> dict[tuple[str, str], int]:
 
 def changed(before: dict, after: dict) -> list[str]:
     """The watched names whose value is no longer the one they had (names added since are fine)."""
-    return sorted(f"{owner}.{attr}" for (owner, attr), ident in before.items()
-                  if after.get((owner, attr), ident) != ident)
+    return sorted(
+        f"{owner}.{attr}"
+        for (owner, attr), ident in before.items()
+        if after.get((owner, attr), ident) != ident
+    )
 
 
 def check(request: dict) -> dict:
@@ -56,8 +59,12 @@ def check(request: dict) -> dict:
         after = snapshot()
         tampered = changed(before, after)
         if tampered:
-            feedback.append(f"your code replaced {', '.join(tampered[:3])} while it was being checked: no credit")
-            feedback += ["not run: an earlier check found trusted code replaced"] * (len(request["cases"]) - len(feedback))
+            feedback.append(
+                f"your code replaced {', '.join(tampered[:3])} while it was being checked: no credit"
+            )
+            feedback += ["not run: an earlier check found trusted code replaced"] * (
+                len(request["cases"]) - len(feedback)
+            )
             break
         feedback.append(result)
         before = after

@@ -89,7 +89,9 @@ class _QuietClient(NotebookClient):
         if msg["msg_type"] == "error":
             return super().output(outs, msg, display_id, cell_index)
         content = msg["content"]
-        self.output_bytes += len(content.get("text", "")) + sum(len(str(v)) for v in content.get("data", {}).values())
+        self.output_bytes += len(content.get("text", "")) + sum(
+            len(str(v)) for v in content.get("data", {}).values()
+        )
         return None
 
 
@@ -134,15 +136,36 @@ def _first_line(source: str) -> str:
 
 def _sandbox(workdir: Path, memory: int, cpu_seconds: float, *read) -> list[str]:
     """The command prefix that runs a program in ``sandbox`` with these limits."""
-    return [sys.executable, "-m", "specdec_course.coursework.sandbox", "--memory", str(memory),
-            "--cpu", str(math.ceil(cpu_seconds)), "--workdir", str(workdir), *(f"--read={path}" for path in read), "--"]
+    return [
+        sys.executable,
+        "-m",
+        "specdec_course.coursework.sandbox",
+        "--memory",
+        str(memory),
+        "--cpu",
+        str(math.ceil(cpu_seconds)),
+        "--workdir",
+        str(workdir),
+        *(f"--read={path}" for path in read),
+        "--",
+    ]
 
 
 def _environment(workdir: Path) -> dict[str, str]:
     home = str(workdir)
-    return {**os.environ, GRADING_ENV: "1", "HOME": home, "TMPDIR": home, "MPLCONFIGDIR": home,
-            "IPYTHONDIR": f"{home}/.ipython", "JUPYTER_RUNTIME_DIR": home, "XDG_CACHE_HOME": home,
-            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    return {
+        **os.environ,
+        GRADING_ENV: "1",
+        "HOME": home,
+        "TMPDIR": home,
+        "MPLCONFIGDIR": home,
+        "IPYTHONDIR": f"{home}/.ipython",
+        "JUPYTER_RUNTIME_DIR": home,
+        "XDG_CACHE_HOME": home,
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
 
 
 class _SandboxedKernel(AsyncKernelManager):
@@ -156,8 +179,13 @@ class _SandboxedKernel(AsyncKernelManager):
 
 def given_code(assignment: Assignment) -> list[str]:
     """The source's code cells with no solution and no test: the data and imports every student gets."""
-    return [cell.source for cell in assignment.notebook.cells if cell.cell_type == "code" and not is_test_cell(cell)
-            and without_solutions(cell.source) == cell.source]
+    return [
+        cell.source
+        for cell in assignment.notebook.cells
+        if cell.cell_type == "code"
+        and not is_test_cell(cell)
+        and without_solutions(cell.source) == cell.source
+    ]
 
 
 def execute_and_test(submission, cases: list[TestCase], limits: Limits, given=()):
@@ -170,15 +198,21 @@ def execute_and_test(submission, cases: list[TestCase], limits: Limits, given=()
     code = [nbformat.v4.new_code_cell(cell.source) for cell in submission.cells if cell.cell_type == "code"]
     names = sorted(set().union(*(free_names(case.code) for case in cases)))
     export = nbformat.v4.new_code_cell(
-        f'__import__("specdec_course.coursework.transfer", fromlist=["_"]).export(globals(), {names!r}, "answers.json")')
+        f'__import__("specdec_course.coursework.transfer", fromlist=["_"]).export(globals(), {names!r}, "answers.json")'
+    )
     with tempfile.TemporaryDirectory(prefix="grade-") as scratch:
         run = Path(scratch) / "run"  # the kernel's folder: the notebook and nothing else
         run.mkdir()
         nbformat.write(submission, run / "submission.ipynb")
         km = _SandboxedKernel(kernel_name="python3", connection_file=str(Path(scratch) / "kernel.json"))
         km.prefix = _sandbox(run, limits.memory, 3 * limits.time + 60, km.connection_file)
-        client = _QuietClient(nbformat.v4.new_notebook(cells=[*code, export]), km=km, allow_errors=True,
-                              shutdown_kernel="immediate", resources={"metadata": {"path": str(run)}})
+        client = _QuietClient(
+            nbformat.v4.new_notebook(cells=[*code, export]),
+            km=km,
+            allow_errors=True,
+            shutdown_kernel="immediate",
+            resources={"metadata": {"path": str(run)}},
+        )
         with client.setup_kernel(env=_environment(run)):
             problems, responsive = _run_code_cells(client, code, limits)
             if client.output_bytes > MAX_OUTPUT_BYTES:
@@ -197,27 +231,48 @@ def execute_and_test(submission, cases: list[TestCase], limits: Limits, given=()
         problems.append("the tests could not run (the kernel stayed busy or crashed)")
         return ["not run"] * len(cases), problems
     feedback, untransferred = run_checker(answers, cases, limits, given)
-    problems += [f"{name} could not be checked ({why})" for name, why in untransferred.items() if name in names]
+    problems += [
+        f"{name} could not be checked ({why})" for name, why in untransferred.items() if name in names
+    ]
     return feedback, problems
 
 
 def run_checker(answers: str, cases: list[TestCase], limits: Limits, given=()):
     """Run the cases against exported answers in a fresh sandboxed process; return (feedback, problems by name)."""
     nonce = secrets.token_hex(16)
-    request = {"nonce": nonce, "answers": answers, "given": list(given), "time_limit": limits.time,
-               "cases": [asdict(case) for case in cases]}
+    request = {
+        "nonce": nonce,
+        "answers": answers,
+        "given": list(given),
+        "time_limit": limits.time,
+        "cases": [asdict(case) for case in cases],
+    }
     seconds = limits.time * (len(cases) + 1) + 30
     with tempfile.TemporaryDirectory(prefix="check-") as scratch:
         try:
-            done = subprocess.run([*_sandbox(Path(scratch), limits.memory, seconds),
-                                   sys.executable, "-m", "specdec_course.coursework.checker"],
-                                  input=json.dumps(request), capture_output=True, text=True, timeout=seconds,
-                                  env=_environment(Path(scratch)), start_new_session=True)
-            reply = next((line[len(nonce):] for line in done.stdout.splitlines() if line.startswith(nonce)), None)
+            done = subprocess.run(
+                [
+                    *_sandbox(Path(scratch), limits.memory, seconds),
+                    sys.executable,
+                    "-m",
+                    "specdec_course.coursework.checker",
+                ],
+                input=json.dumps(request),
+                capture_output=True,
+                text=True,
+                timeout=seconds,
+                env=_environment(Path(scratch)),
+                start_new_session=True,
+            )
+            reply = next(
+                (line[len(nonce) :] for line in done.stdout.splitlines() if line.startswith(nonce)), None
+            )
         except subprocess.TimeoutExpired:
             reply = None
     if reply is None:
-        return ["not run: the checks did not finish (time or memory limit, or the process was ended)"] * len(cases), {}
+        return ["not run: the checks did not finish (time or memory limit, or the process was ended)"] * len(
+            cases
+        ), {}
     result = json.loads(reply)
     return result["feedback"], result["problems"]
 
@@ -232,16 +287,22 @@ def _run_code_cells(client, code, limits: Limits):
         try:
             client.execute_cell(cell, index)
         except CellTimeoutError:
-            problems.append(f"time limit: still running after {time_limit:g} s in code cell {index + 1} "
-                            f"({_first_line(cell.source)!r}); later cells not run")
+            problems.append(
+                f"time limit: still running after {time_limit:g} s in code cell {index + 1} "
+                f"({_first_line(cell.source)!r}); later cells not run"
+            )
             run_sync(client.km.interrupt_kernel)()
             return problems, _answers(client)
         error = next((out for out in cell.outputs if out.output_type == "error"), None)
         if error and error.ename == "MemoryError":
-            problems.append(f"memory limit exceeded ({limits.memory / GB:g} GB): code cell {index + 1} "
-                            f"({_first_line(cell.source)!r}) raised MemoryError")
+            problems.append(
+                f"memory limit exceeded ({limits.memory / GB:g} GB): code cell {index + 1} "
+                f"({_first_line(cell.source)!r}) raised MemoryError"
+            )
         elif error and not problems:  # report the first error only: later ones usually follow from it
-            problems.append(f"code cell {index + 1} ({_first_line(cell.source)!r}) raised {error.ename}: {error.evalue}")
+            problems.append(
+                f"code cell {index + 1} ({_first_line(cell.source)!r}) raised {error.ename}: {error.evalue}"
+            )
     return problems, True
 
 
@@ -263,7 +324,9 @@ def grade_submission(path: Path, assignment: Assignment, limits: Limits = Limits
         graded.sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
         submission = read_submission(path)
         graded.problems += structure_problems(submission, assignment.notebook)
-        feedback, problems = execute_and_test(submission, list(assignment.cases), limits, given_code(assignment))
+        feedback, problems = execute_and_test(
+            submission, list(assignment.cases), limits, given_code(assignment)
+        )
         graded.problems += problems
         for case, result in zip(assignment.cases, feedback):
             if result is None:
@@ -271,8 +334,10 @@ def grade_submission(path: Path, assignment: Assignment, limits: Limits = Limits
     except SubmissionError as exc:
         graded.problems.append(str(exc))
     except DeadKernelError:
-        graded.problems.append(f"the kernel died (memory limit of {limits.memory / GB:g} GB exceeded, "
-                               "or the code ended the process)")
+        graded.problems.append(
+            f"the kernel died (memory limit of {limits.memory / GB:g} GB exceeded, "
+            "or the code ended the process)"
+        )
     except Exception as exc:  # a grader bug must cost one row, not the whole batch
         graded.problems.append(f"grader error: {type(exc).__name__}: {exc}")
     graded.seconds = time.perf_counter() - start
@@ -289,7 +354,14 @@ def _header(assignment: Assignment) -> list[str]:
 
 
 def _row(graded: GradedSubmission) -> list:
-    return [graded.file, *graded.scores.values(), graded.total, f"{graded.seconds:.1f}", graded.error, graded.sha256]
+    return [
+        graded.file,
+        *graded.scores.values(),
+        graded.total,
+        f"{graded.seconds:.1f}",
+        graded.error,
+        graded.sha256,
+    ]
 
 
 def _finished_rows(out: Path, assignment: Assignment) -> dict[str, GradedSubmission]:
@@ -302,9 +374,16 @@ def _finished_rows(out: Path, assignment: Assignment) -> dict[str, GradedSubmiss
             rows = [dict(zip(_header(assignment), row)) for row in reader]
     except OSError:
         return {}
-    return {row["file"]: GradedSubmission(row["file"], {q: int(row[q]) for q in assignment.points},
-                                          float(row["seconds"]), [row["error"]] if row["error"] else [], row["sha256"])
-            for row in rows}
+    return {
+        row["file"]: GradedSubmission(
+            row["file"],
+            {q: int(row[q]) for q in assignment.points},
+            float(row["seconds"]),
+            [row["error"]] if row["error"] else [],
+            row["sha256"],
+        )
+        for row in rows
+    }
 
 
 def _partial(out: Path) -> Path:
@@ -329,8 +408,9 @@ def _grade_job(job):
     return grade_submission(*job)
 
 
-def grade_folder(assignment: Assignment, folder, out, limits: Limits = Limits(), jobs: int | None = None,
-                 log=sys.stderr) -> list[GradedSubmission]:
+def grade_folder(
+    assignment: Assignment, folder, out, limits: Limits = Limits(), jobs: int | None = None, log=sys.stderr
+) -> list[GradedSubmission]:
     """Grade every file in ``folder`` with ``jobs`` worker processes; one CSV row each, in file order.
 
     ``out`` is rewritten after each submission. Rows already in ``out`` for the same file (same
@@ -350,8 +430,12 @@ def grade_folder(assignment: Assignment, folder, out, limits: Limits = Limits(),
     order = {path.name: i for i, path in enumerate(files)}
     full = sum(assignment.points.values())
     if not landlock_abi():
-        print("warning: no Landlock on this system: submissions run with a memory limit but can read and write "
-              "every file you can (the hidden tests in coursework/ included)", file=log, flush=True)
+        print(
+            "warning: no Landlock on this system: submissions run with a memory limit but can read and write "
+            "every file you can (the hidden tests in coursework/ included)",
+            file=log,
+            flush=True,
+        )
     if rows:
         print(f"resuming {out}: {len(rows)} of {len(files)} already graded", file=log, flush=True)
     _write_rows(out, assignment, sorted(rows.values(), key=lambda g: order[g.file]))
@@ -361,11 +445,19 @@ def grade_folder(assignment: Assignment, folder, out, limits: Limits = Limits(),
         for graded in pool.imap_unordered(_grade_job, [(path, assignment, limits) for path in todo]):
             rows[graded.file] = graded
             _write_rows(out, assignment, sorted(rows.values(), key=lambda g: order[g.file]))
-            print(f"[{len(rows)}/{len(files)}] {graded.file}: {graded.total}/{full} in {graded.seconds:.1f} s"
-                  + (f" — {graded.error}" if graded.error else ""), file=log, flush=True)
+            print(
+                f"[{len(rows)}/{len(files)}] {graded.file}: {graded.total}/{full} in {graded.seconds:.1f} s"
+                + (f" — {graded.error}" if graded.error else ""),
+                file=log,
+                flush=True,
+            )
     except KeyboardInterrupt:
-        print(f"interrupted: {out} holds the {len(rows)} finished rows; run the same command again to grade "
-              f"the other {len(files) - len(rows)}", file=log, flush=True)
+        print(
+            f"interrupted: {out} holds the {len(rows)} finished rows; run the same command again to grade "
+            f"the other {len(files) - len(rows)}",
+            file=log,
+            flush=True,
+        )
         raise
     finally:
         pool.terminate()

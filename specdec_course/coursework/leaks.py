@@ -11,6 +11,7 @@ notebook, or rendered markdown.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import re
@@ -71,10 +72,8 @@ def _texts(name: str, data: bytes):
     if name.endswith((".html", ".htm", ".xml", ".svg")):
         yield name, html.unescape(_TAG.sub("", text))
     if name.endswith((".ipynb", ".json")):
-        try:
+        with contextlib.suppress(ValueError):
             yield name, "\n".join(_strings(json.loads(text)))
-        except ValueError:
-            pass
 
 
 def _strings(value):

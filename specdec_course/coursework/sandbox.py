@@ -43,8 +43,14 @@ def readable_dirs() -> list[Path]:
     import specdec_course
     import specdec_lib
 
-    found = [*map(Path, SYSTEM_DIRS), Path(sys.prefix), Path(sys.base_prefix), *map(Path, site.getsitepackages()),
-             Path(specdec_lib.__file__).parent, Path(specdec_course.__file__).parent]
+    found = [
+        *map(Path, SYSTEM_DIRS),
+        Path(sys.prefix),
+        Path(sys.base_prefix),
+        *map(Path, site.getsitepackages()),
+        Path(specdec_lib.__file__).parent,
+        Path(specdec_course.__file__).parent,
+    ]
     return [path for path in dict.fromkeys(found) if path.exists()]
 
 
@@ -52,7 +58,9 @@ def _restrict(workdir: Path, read_files: list[Path], abi: int) -> None:
     handled = _ALL_ABI1 | (_REFER if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0)
     libc = _libc()
     ruleset_attr = ctypes.c_uint64(handled)
-    ruleset = libc.syscall(_SYS_CREATE_RULESET, ctypes.byref(ruleset_attr), ctypes.c_size_t(8), ctypes.c_uint32(0))
+    ruleset = libc.syscall(
+        _SYS_CREATE_RULESET, ctypes.byref(ruleset_attr), ctypes.c_size_t(8), ctypes.c_uint32(0)
+    )
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
 
@@ -84,7 +92,9 @@ def _restrict(workdir: Path, read_files: list[Path], abi: int) -> None:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m specdec_course.coursework.sandbox", description=__doc__)
     parser.add_argument("--memory", type=int, required=True, help="bytes of address space")
-    parser.add_argument("--cpu", type=int, help="seconds of CPU time (a process that outlives its grader ends)")
+    parser.add_argument(
+        "--cpu", type=int, help="seconds of CPU time (a process that outlives its grader ends)"
+    )
     parser.add_argument("--workdir", type=Path, required=True, help="the one folder it may write")
     parser.add_argument("--read", type=Path, action="append", default=[], help="one more file it may read")
     parser.add_argument("command", nargs=argparse.REMAINDER)

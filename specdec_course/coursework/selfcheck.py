@@ -110,10 +110,13 @@ class Grader:
         if os.environ.get(GRADING_ENV):
             return CheckResult(question, ())
         if not self.path.is_file():
-            raise FileNotFoundError(f"{self.path}: the public checks file is missing; keep the tests/ "
-                                    "folder that came with this notebook next to it")
+            raise FileNotFoundError(
+                f"{self.path}: the public checks file is missing; keep the tests/ "
+                "folder that came with this notebook next to it"
+            )
         if namespace is None:
             import inspect
+
             namespace = inspect.currentframe().f_back.f_globals
         cases = [c for c in parse_test_cases(self.path.read_text()) if c.question == question]
         if not cases:

@@ -22,8 +22,10 @@ SETUP_CELL_ID = "grader-setup"
 
 def public_tests_text(assignment: Assignment) -> str:
     """The public test cases, in the same header format as the source's test cells."""
-    intro = (f'"""Public checks for {assignment.name}: run them with grader.check("q1") in the notebook.\n\n'
-             'Grading also runs hidden checks that are not in this file."""\n\n')
+    intro = (
+        f'"""Public checks for {assignment.name}: run them with grader.check("q1") in the notebook.\n\n'
+        'Grading also runs hidden checks that are not in this file."""\n\n'
+    )
     return intro + "\n\n".join(case.code.rstrip() for case in assignment.cases if not case.hidden) + "\n"
 
 
@@ -36,8 +38,11 @@ def student_notebook(assignment: Assignment) -> nbformat.NotebookNode:
             for case in parse_test_cases(cell.source):
                 if not case.hidden and case.question not in checked:
                     checked.add(case.question)
-                    cells.append(nbformat.v4.new_code_cell(f'grader.check("{case.question}")',
-                                                           id=f"check-{case.question}"))
+                    cells.append(
+                        nbformat.v4.new_code_cell(
+                            f'grader.check("{case.question}")', id=f"check-{case.question}"
+                        )
+                    )
             continue
         new = nbformat.from_dict(dict(cell))
         if cell.cell_type in ("code", "markdown"):
@@ -47,7 +52,8 @@ def student_notebook(assignment: Assignment) -> nbformat.NotebookNode:
         cells.append(new)
     setup = nbformat.v4.new_code_cell(
         f'from specdec_course.coursework import Grader\n\ngrader = Grader("{assignment.name}")  # reads tests/{assignment.name}.py',
-        id=SETUP_CELL_ID)
+        id=SETUP_CELL_ID,
+    )
     cells.insert(1 if cells and cells[0].cell_type == "markdown" else 0, setup)
     return nbformat.v4.new_notebook(cells=cells, metadata=assignment.notebook.metadata)
 
@@ -75,8 +81,10 @@ def write_handout_zips(out_dir) -> list[Path]:
     out_dir.mkdir(parents=True)
     written = []
     for assignment in assignments():
-        members = {f"{assignment.name}.ipynb": nbformat.writes(student_notebook(assignment)) + "\n",
-                   f"tests/{assignment.name}.py": public_tests_text(assignment)}
+        members = {
+            f"{assignment.name}.ipynb": nbformat.writes(student_notebook(assignment)) + "\n",
+            f"tests/{assignment.name}.py": public_tests_text(assignment),
+        }
         path = out_dir / f"{assignment.name}.zip"
         with zipfile.ZipFile(path, "w") as bundle:
             for name, text in members.items():

@@ -23,8 +23,25 @@ import textwrap
 import types
 from fractions import Fraction
 
-TRUSTED_PACKAGES = frozenset({"numpy", "scipy", "specdec_lib", "math", "cmath", "fractions", "numbers", "statistics",
-                              "itertools", "functools", "collections", "operator", "random", "typing", "dataclasses"})
+TRUSTED_PACKAGES = frozenset(
+    {
+        "numpy",
+        "scipy",
+        "specdec_lib",
+        "math",
+        "cmath",
+        "fractions",
+        "numbers",
+        "statistics",
+        "itertools",
+        "functools",
+        "collections",
+        "operator",
+        "random",
+        "typing",
+        "dataclasses",
+    }
+)
 _SCALARS = (int, float, str, bool, type(None))
 _CONTAINERS = {list: "list", tuple: "tuple", set: "set", frozenset: "frozenset"}
 
@@ -40,7 +57,11 @@ def free_names(code: str) -> set[str]:
     def visit(table, bound):
         for symbol in table.get_symbols():
             name = symbol.get_name()
-            if symbol.is_referenced() and (symbol.is_global() or table.get_type() == "module") and name not in bound:
+            if (
+                symbol.is_referenced()
+                and (symbol.is_global() or table.get_type() == "module")
+                and name not in bound
+            ):
                 names.add(name)
         for child in table.get_children():
             visit(child, bound)
@@ -53,6 +74,7 @@ def free_names(code: str) -> set[str]:
 
 # --- in the submission's kernel -------------------------------------------------------------------
 
+
 def _is_trusted(module_name) -> bool:
     return isinstance(module_name, str) and module_name.split(".")[0] in TRUSTED_PACKAGES
 
@@ -60,7 +82,11 @@ def _is_trusted(module_name) -> bool:
 def _encode(value, todo):
     kind = type(value)
     if kind in _SCALARS:
-        return value if kind is not float or value == value and abs(value) != float("inf") else {"$": "float", "v": repr(value)}
+        return (
+            value
+            if kind is not float or value == value and abs(value) != float("inf")
+            else {"$": "float", "v": repr(value)}
+        )
     if value is Ellipsis:
         return {"$": "ellipsis"}
     if kind is complex:
@@ -79,15 +105,21 @@ def _encode(value, todo):
         # the value's own methods, not numpy's functions, which the submission may have replaced
         if value.dtype.kind not in "biufc":
             raise TypeError(f"a numpy {'array' if kind is np.ndarray else 'scalar'} of dtype {value.dtype}")
-        return {"$": "ndarray" if kind is np.ndarray else "npscalar", "dtype": value.dtype.str,
-                "shape": value.shape, "data": base64.b64encode(value.tobytes()).decode()}
+        return {
+            "$": "ndarray" if kind is np.ndarray else "npscalar",
+            "dtype": value.dtype.str,
+            "shape": value.shape,
+            "data": base64.b64encode(value.tobytes()).decode(),
+        }
     if kind is types.FunctionType and value.__module__ == "__main__":
         if value.__closure__:
             raise TypeError("a function defined inside another function (define it at the top level)")
         todo.update(_global_names(value.__code__) & set(value.__globals__))
         return {"$": "function", "name": value.__name__, "source": textwrap.dedent(inspect.getsource(value))}
     module = getattr(value, "__module__", None)
-    qualname = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)  # numpy ufuncs have no qualname
+    qualname = getattr(value, "__qualname__", None) or getattr(
+        value, "__name__", None
+    )  # numpy ufuncs have no qualname
     if callable(value) and _is_trusted(module) and qualname:
         return {"$": "import", "module": module, "qualname": qualname}
     raise TypeError(f"a {kind.__module__}.{kind.__qualname__}")
@@ -118,6 +150,7 @@ def export(namespace: dict, names, path: str) -> None:
 
 # --- in the checker ----------------------------------------------------------------------------------
 
+
 def _decode(data):
     import numpy as np
 
@@ -135,7 +168,9 @@ def _decode(data):
     if tag == "fraction":
         return Fraction(int(v[0]), int(v[1]))
     if tag in ("list", "tuple", "set", "frozenset"):
-        return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag](_decode(item) for item in v)
+        return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag](
+            _decode(item) for item in v
+        )
     if tag == "dict":
         return {_decode(k): _decode(x) for k, x in v}
     if tag in ("ndarray", "npscalar"):
@@ -171,7 +206,9 @@ def load(text: str, namespace: dict) -> dict[str, str]:
     exported = json.loads(text)
     problems = {str(k): str(v) for k, v in dict(exported.get("problems", {})).items()}
     values = dict(exported.get("values", {}))
-    functions = {name: data for name, data in values.items() if isinstance(data, dict) and data.get("$") == "function"}
+    functions = {
+        name: data for name, data in values.items() if isinstance(data, dict) and data.get("$") == "function"
+    }
     for name, data in values.items():
         try:
             if name not in functions:
