@@ -9,6 +9,9 @@
 * Accessibility: a figure's ``<img alt>`` is the description its PNG carries (written by
   ``specdec_lib.plotting.DescribedFigure``), and each page body gets the markup fixes listed in
   ``book/_static/theme-a11y.css`` (with the theme's template overrides).
+* The explorers' stylesheet and script ship with ``specdec_course.explorers`` (package data in
+  ``static/``); this extension adds that folder to ``html_static_path``, so ``_config.yml`` can list
+  ``explorers.css`` and ``explorers.js`` like the book's own files.
 * The assignments' handouts (student edition: notebook and public checks, one zip each) are written
   fresh into ``_build/handouts`` before any page is read, and the coursework chapter links them. The
   instructor's source notebooks, with solutions and hidden tests, are never part of a site.
@@ -55,6 +58,9 @@ def missing_vendored_files(confdir, config):
 
 
 def _on_config_inited(app, config):
+    from .explorers import STATIC
+
+    config.html_static_path.append(str(STATIC))
     buttons_follow_repository_url(config.html_theme_options)
     # Without it pydata-sphinx-theme logs a console error on a reader's first visit.
     config.html_context.setdefault("default_mode", "auto")

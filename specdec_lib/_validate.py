@@ -115,6 +115,12 @@ def nonnegative(name: str, value) -> float:
     return value
 
 
+def quantity(name: str, value):
+    """A number >= 0 as ``nonnegative`` checks it, kept exact (``Fraction``) when it is a Fraction or int."""
+    checked = nonnegative(name, value)
+    return Fraction(value) if is_exact(value) else checked
+
+
 def positive(name: str, value) -> float:
     """A finite real number > 0 (temperatures, scales)."""
     value = nonnegative(name, value)

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from bs4 import BeautifulSoup
 
+from specdec_course.explorers import alpha_gamma_explorer, pq_editor, timing_budget_explorer
 from specdec_course.sphinx_site import describe_images
-from specdec_lib.explorers import alpha_gamma_explorer, pq_editor, timing_budget_explorer
 from specdec_lib.plotting import COLORS, DescribedFigure
 
 ROOT = Path(__file__).resolve().parent.parent

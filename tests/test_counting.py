@@ -94,7 +94,7 @@ def test_EK_closed_form(alpha, gamma):
 
 
 def test_every_counting_function_is_exact_for_rational_inputs():
-    from specdec_lib.counting import forward_pass_time
+    from specdec_lib.speedup import forward_pass_time
 
     alpha = F(3, 5)
     results = {
@@ -130,7 +130,7 @@ def test_exact_improvement_factor_is_the_closed_form(alpha, gamma, c):
 
 
 def test_forward_pass_costs_one_step_while_memory_bound():
-    from specdec_lib.counting import forward_pass_time
+    from specdec_lib.speedup import forward_pass_time
 
     one = forward_pass_time(1, 14e9, 3e12, 14e9, 1e15)
     assert forward_pass_time(5, 14e9, 3e12, 14e9, 1e15) == one  # γ + 1 = 5 positions: same cost

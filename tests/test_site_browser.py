@@ -32,7 +32,7 @@ import pytest
 from browser_support import chromium_unavailable, launched_chromium, opener, skip_or_fail
 
 import specdec_lib as sd
-from specdec_lib.explorers import (
+from specdec_course.explorers import (
     MILLISECONDS,
     NONE,
     PROBABILITY,
