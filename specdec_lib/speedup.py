@@ -55,17 +55,23 @@ def operations_factor(alpha, gamma, c_hat):
     return (1 - alpha) * (gamma * c_hat + gamma + 1) / (1 - alpha ** (gamma + 1))
 
 
-def optimal_gamma(alpha, c, max_gamma=64):
-    r"""The integer γ in 1..max_gamma that maximises ``improvement_factor(alpha, γ, c)`` (smallest on ties).
+def optimal_gamma(alpha, c, max_gamma: int = 64) -> int:
+    r"""The γ in 0..max_gamma that maximises ``improvement_factor(alpha, γ, c)``; 0 when no γ ≥ 1 pays.
+
+    γ = 0 is plain decoding (factor 1), so the answer is 0 exactly when every γ ≥ 1 has a factor
+    of at most 1: don't speculate. Ties go to the smallest γ. With γ = 1 the factor is
+    :math:`(1+lpha)/(1+c)`, so some γ pays whenever c < α (Leviathan et al. 2023, Cor 3.9).
 
     >>> optimal_gamma(0.8, 0.05)
     8
     >>> optimal_gamma(0.6, 0.5)  # a slow draft at low acceptance: one proposal is best
     1
+    >>> optimal_gamma(0.5, 0.6)  # the draft costs more than its acceptance returns: don't speculate
+    0
     """
     max_gamma = _validate.count("max_gamma", max_gamma, minimum=1)
-    factors = [improvement_factor(alpha, g, c) for g in range(1, max_gamma + 1)]
-    return 1 + factors.index(max(factors))
+    factors = [improvement_factor(alpha, g, c) for g in range(max_gamma + 1)]
+    return factors.index(max(factors))
 
 
 def forward_pass_time(positions, weight_bytes, bandwidth, flops_per_position, peak_flops, cache_bytes=0):
