@@ -1,0 +1,223 @@
+"""Moving a submission's answers out of its kernel as plain data, and back into Python in the checker.
+
+``export`` runs in the submission's kernel and writes JSON; ``load`` runs in the checker and builds
+fresh objects from it. Only exact built-in data types cross: numbers, strings, ``None``, ``...``,
+fractions, containers of them, and numpy arrays and scalars of numeric dtypes (a subclass that
+overrides ``==`` arrives as "cannot be transferred"). A function crosses as its source code, which
+the checker compiles again; the globals it uses cross the same way, and a module or a library
+function crosses as its name, which the checker imports itself. So nothing the submission patched
+in its kernel (numpy, ``specdec_lib``, the grader, ``builtins``) reaches the checks. JSON is read
+without ever unpickling, so the file cannot make the checker run code by being loaded.
+"""
+
+from __future__ import annotations
+
+import base64
+import builtins
+import importlib
+import inspect
+import json
+import linecache
+import symtable
+import textwrap
+import types
+from fractions import Fraction
+
+TRUSTED_PACKAGES = frozenset(
+    {
+        "numpy",
+        "scipy",
+        "specdec_lib",
+        "math",
+        "cmath",
+        "fractions",
+        "numbers",
+        "statistics",
+        "itertools",
+        "functools",
+        "collections",
+        "operator",
+        "random",
+        "typing",
+        "dataclasses",
+    }
+)
+_SCALARS = (int, float, str, bool, type(None))
+_CONTAINERS = {list: "list", tuple: "tuple", set: "set", frozenset: "frozenset"}
+
+
+def free_names(code: str) -> set[str]:
+    """Names a test case reads but does not define itself (the answers and data it needs).
+
+    >>> sorted(free_names("import numpy as np\\nr = np.asarray(residual)\\nassert all(x > 0 for x in r), p"))
+    ['p', 'residual']
+    """
+    names: set[str] = set()
+
+    def visit(table, bound):
+        for symbol in table.get_symbols():
+            name = symbol.get_name()
+            if (
+                symbol.is_referenced()
+                and (symbol.is_global() or table.get_type() == "module")
+                and name not in bound
+            ):
+                names.add(name)
+        for child in table.get_children():
+            visit(child, bound)
+
+    top = symtable.symtable(code, "<test>", "exec")
+    bound = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
+    visit(top, bound)
+    return {name for name in names if not hasattr(builtins, name)}
+
+
+# --- in the submission's kernel -------------------------------------------------------------------
+
+
+def _is_trusted(module_name) -> bool:
+    return isinstance(module_name, str) and module_name.split(".")[0] in TRUSTED_PACKAGES
+
+
+def _encode(value, todo):
+    kind = type(value)
+    if kind in _SCALARS:
+        return (
+            value
+            if kind is not float or value == value and abs(value) != float("inf")
+            else {"$": "float", "v": repr(value)}
+        )
+    if value is Ellipsis:
+        return {"$": "ellipsis"}
+    if kind is complex:
+        return {"$": "complex", "v": [value.real, value.imag]}
+    if kind is Fraction:
+        return {"$": "fraction", "v": [value.numerator, value.denominator]}
+    if kind in _CONTAINERS:
+        return {"$": _CONTAINERS[kind], "v": [_encode(item, todo) for item in value]}
+    if kind is dict:
+        return {"$": "dict", "v": [[_encode(k, todo), _encode(v, todo)] for k, v in value.items()]}
+    if kind is types.ModuleType and _is_trusted(value.__name__):
+        return {"$": "module", "name": value.__name__}
+    import numpy as np
+
+    if kind is np.ndarray or isinstance(value, np.generic) and kind.__module__ == "numpy":
+        # the value's own methods, not numpy's functions, which the submission may have replaced
+        if value.dtype.kind not in "biufc":
+            raise TypeError(f"a numpy {'array' if kind is np.ndarray else 'scalar'} of dtype {value.dtype}")
+        return {
+            "$": "ndarray" if kind is np.ndarray else "npscalar",
+            "dtype": value.dtype.str,
+            "shape": value.shape,
+            "data": base64.b64encode(value.tobytes()).decode(),
+        }
+    if kind is types.FunctionType and value.__module__ == "__main__":
+        if value.__closure__:
+            raise TypeError("a function defined inside another function (define it at the top level)")
+        todo.update(_global_names(value.__code__) & set(value.__globals__))
+        return {"$": "function", "name": value.__name__, "source": textwrap.dedent(inspect.getsource(value))}
+    module = getattr(value, "__module__", None)
+    qualname = getattr(value, "__qualname__", None) or getattr(
+        value, "__name__", None
+    )  # numpy ufuncs have no qualname
+    if callable(value) and _is_trusted(module) and qualname:
+        return {"$": "import", "module": module, "qualname": qualname}
+    raise TypeError(f"a {kind.__module__}.{kind.__qualname__}")
+
+
+def _global_names(code) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
+
+
+def export(namespace: dict, names, path: str) -> None:
+    """Write the named values of ``namespace`` (and the globals their functions use) to ``path`` as JSON."""
+    todo, done, values, problems = set(names) & set(namespace), set(), {}, {}
+    while todo - done:
+        name = min(todo - done)
+        done.add(name)
+        try:
+            values[name] = _encode(namespace[name], todo)
+        except Exception as exc:  # anything odd about a value means it does not cross
+            problems[name] = f"{type(exc).__name__}: {exc}" if not isinstance(exc, TypeError) else str(exc)
+        todo &= set(namespace)
+    with open(path, "w") as handle:
+        json.dump({"values": values, "problems": problems}, handle)
+
+
+# --- in the checker ----------------------------------------------------------------------------------
+
+
+def _decode(data):
+    import numpy as np
+
+    if not isinstance(data, dict):
+        if isinstance(data, list):
+            raise ValueError("an untagged list")
+        return data
+    tag, v = data.get("$"), data.get("v")
+    if tag == "float":
+        return float(v)
+    if tag == "ellipsis":
+        return Ellipsis
+    if tag == "complex":
+        return complex(float(v[0]), float(v[1]))
+    if tag == "fraction":
+        return Fraction(int(v[0]), int(v[1]))
+    if tag in ("list", "tuple", "set", "frozenset"):
+        return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag](
+            _decode(item) for item in v
+        )
+    if tag == "dict":
+        return {_decode(k): _decode(x) for k, x in v}
+    if tag in ("ndarray", "npscalar"):
+        dtype = np.dtype(data["dtype"])
+        if dtype.kind not in "biufc":
+            raise ValueError(f"dtype {dtype}")
+        array = np.frombuffer(base64.b64decode(data["data"]), dtype=dtype).reshape(data["shape"]).copy()
+        return array if tag == "ndarray" else array[()]
+    if tag == "module" and _is_trusted(data["name"]):
+        return importlib.import_module(data["name"])
+    if tag == "import" and _is_trusted(data["module"]):
+        value = importlib.import_module(data["module"])
+        for part in data["qualname"].split("."):
+            value = getattr(value, part)
+        return value
+    raise ValueError(f"{tag!r} cannot be rebuilt here (a function inside a container?)")
+
+
+def _compile_function(record, namespace):
+    """Compile a function's source afresh with ``namespace`` as its globals (inspect.getsource works on it)."""
+    name, source = str(record["name"]), str(record["source"])
+    filename = f"<submission {name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+    function = namespace.get(name)
+    if not isinstance(function, types.FunctionType):
+        raise ValueError(f"its source does not define a function {name!r}")
+    return function
+
+
+def load(text: str, namespace: dict) -> dict[str, str]:
+    """Put the exported values into ``namespace``, functions compiled afresh in it; return the problems by name."""
+    exported = json.loads(text)
+    problems = {str(k): str(v) for k, v in dict(exported.get("problems", {})).items()}
+    values = dict(exported.get("values", {}))
+    functions = {
+        name: data for name, data in values.items() if isinstance(data, dict) and data.get("$") == "function"
+    }
+    for name, data in values.items():
+        try:
+            if name not in functions:
+                namespace[str(name)] = _decode(data)
+        except Exception as exc:
+            problems[str(name)] = f"{type(exc).__name__}: {exc}"
+    for name, record in functions.items():
+        try:
+            namespace[str(name)] = _compile_function(record, namespace)
+        except Exception as exc:
+            problems[str(name)] = f"{type(exc).__name__}: {exc}"
+    return problems

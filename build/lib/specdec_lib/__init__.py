@@ -1,0 +1,150 @@
+"""specdec_lib: the lesson's code, which the chapters and students import (numpy and scipy only).
+
+Modules follow the lesson: ``distributions`` (a, r, α at one prefix), ``verification`` (one
+round: ``verify`` = input checks + ``verify_unchecked``), ``counting`` (K, E[K] and rates),
+``speedup`` (the paper's speed-up and operations factors, the best γ, the roofline of a target
+call), ``varying_acceptance`` (E[K] when acceptance varies between rounds or along one),
+``sampling`` (drawing tokens). The verification lab adds ``streams`` (exact stream
+distributions), ``simulate`` (many rounds at once), ``transforms`` (temperature, top-k, top-p and
+mismatches), ``greedy``, ``exactness_check`` (is a verifier exact?) and ``broken_verifiers``
+(planted bugs), on the 3-token ``toy_models``; ``variants`` (block, typical and lenient
+verification) and ``trees`` (several drafts per position, token trees) are judged by the same
+tools. Measurement: ``text_models`` (a cost-realistic character model pair with caches, fitted to
+``data/corpus.txt``), ``generate`` (plain and speculative generation with timed rounds) and
+``measure`` (the command). Display: ``display`` (numbers as text), ``plotting`` (needs
+matplotlib) and ``explorer_states`` (what each explorer shows, computed). Input checks live in
+``_validate``. The explorers' controls and widgets, the site and grading tools are in the sibling
+package ``specdec_course``.
+"""
+
+from .counting import (
+    break_even_verify_time,
+    expected_output_count,
+    expected_wasted_proposals,
+    output_count_pmf,
+    scenario_rate,
+)
+from .distributions import (
+    acceptance_probabilities,
+    acceptance_rate,
+    accepted_mass,
+    correction_distribution,
+    damped_acceptance,
+    lenient_acceptance_rate,
+    lenient_output_distribution,
+    output_distribution,
+    residual_distribution,
+    rule_acceptance_rate,
+    rule_correction,
+    rule_output_distribution,
+)
+from .exactness_check import VerifierReport, check_verifier
+from .generate import autoregressive_generate, speculative_generate
+from .greedy import argmax_distribution, verify_greedy, verify_greedy_unchecked
+from .sampling import sample_token
+from .simulate import SimulatedRounds, simulate_rounds
+from .speedup import forward_pass_time, improvement_factor, operations_factor, optimal_gamma
+from .streams import (
+    exact_stream_distribution,
+    expected_accepted,
+    round_distribution,
+    stream_distribution,
+    stream_total_variation,
+    target_stream_distribution,
+)
+from .text_models import build_model_pair
+from .toy_models import toy_model_pair
+from .transforms import mismatched_output_distribution, sampling_transform, total_variation_distance
+from .trees import (
+    MultiDraftVerdict,
+    draft_tree,
+    multi_draft_output_distribution,
+    multi_draft_steps,
+    residual_sequence,
+    tree_round_distribution,
+    tree_shape,
+    tree_size,
+    verify_multi_draft,
+    verify_tree,
+)
+from .variants import (
+    block_emitted_distribution,
+    lenient_emitted_distribution,
+    typical_emitted_distribution,
+    verify_block,
+    verify_lenient,
+    verify_typical,
+)
+from .varying_acceptance import (
+    expected_output_count_along_round,
+    expected_output_count_between_rounds,
+    next_position_rate,
+)
+from .verification import VerifiedRound, verify, verify_unchecked
+
+__all__ = [
+    "acceptance_probabilities",
+    "acceptance_rate",
+    "accepted_mass",
+    "argmax_distribution",
+    "autoregressive_generate",
+    "block_emitted_distribution",
+    "break_even_verify_time",
+    "build_model_pair",
+    "check_verifier",
+    "correction_distribution",
+    "damped_acceptance",
+    "draft_tree",
+    "exact_stream_distribution",
+    "expected_accepted",
+    "expected_output_count",
+    "expected_output_count_along_round",
+    "expected_output_count_between_rounds",
+    "expected_wasted_proposals",
+    "forward_pass_time",
+    "improvement_factor",
+    "lenient_acceptance_rate",
+    "lenient_emitted_distribution",
+    "lenient_output_distribution",
+    "mismatched_output_distribution",
+    "multi_draft_output_distribution",
+    "multi_draft_steps",
+    "MultiDraftVerdict",
+    "next_position_rate",
+    "operations_factor",
+    "optimal_gamma",
+    "output_count_pmf",
+    "output_distribution",
+    "residual_distribution",
+    "residual_sequence",
+    "round_distribution",
+    "rule_acceptance_rate",
+    "rule_correction",
+    "rule_output_distribution",
+    "sample_token",
+    "sampling_transform",
+    "scenario_rate",
+    "simulate_rounds",
+    "SimulatedRounds",
+    "speculative_generate",
+    "stream_distribution",
+    "stream_total_variation",
+    "target_stream_distribution",
+    "total_variation_distance",
+    "toy_model_pair",
+    "tree_round_distribution",
+    "tree_shape",
+    "tree_size",
+    "typical_emitted_distribution",
+    "VerifiedRound",
+    "VerifierReport",
+    "verify",
+    "verify_block",
+    "verify_greedy",
+    "verify_greedy_unchecked",
+    "verify_lenient",
+    "verify_multi_draft",
+    "verify_tree",
+    "verify_typical",
+    "verify_unchecked",
+]
