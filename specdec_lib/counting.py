@@ -10,10 +10,11 @@ Exact mode: when every input is a ``Fraction`` or an int, every function returns
 from __future__ import annotations
 
 from . import _validate
+from ._types import Number
 from .speedup import improvement_factor  # noqa: F401  measure.py (replaced by issue #22) imports it from here; drop then
 
 
-def expected_output_count(alpha, gamma):
+def expected_output_count(alpha: Number, gamma: int) -> Number:
     r"""Expected tokens emitted per round: :math:`\mathbb{E}[K] = \sum_{j=0}^{\gamma} \alpha^j`.
 
     Equal to :math:`(1-\alpha^{\gamma+1})/(1-\alpha)` for α < 1 and γ + 1 for α = 1.
@@ -29,7 +30,7 @@ def expected_output_count(alpha, gamma):
     return sum((alpha**j for j in range(gamma + 1)), start=alpha * 0)
 
 
-def output_count_pmf(alpha, gamma):
+def output_count_pmf(alpha: Number, gamma: int) -> list[Number]:
     r"""Truncated geometric law of K: :math:`P(K=k) = (1-\alpha)\alpha^{k-1}` for k ≤ γ, :math:`P(K=\gamma+1) = \alpha^\gamma`.
 
     Returns [P(K=1), …, P(K=γ+1)] (a list; Fractions in exact mode).
@@ -45,7 +46,7 @@ def output_count_pmf(alpha, gamma):
     return [(1 - alpha) * alpha ** (k - 1) for k in range(1, gamma + 1)] + [alpha**gamma]
 
 
-def expected_wasted_proposals(alpha, gamma):
+def expected_wasted_proposals(alpha: Number, gamma: int) -> Number:
     r"""Draft tokens per round that never become output: :math:`\gamma - \sum_{j=1}^{\gamma}\alpha^j`.
 
     The rejected proposal plus every proposal after it; equals γ − (E[K] − 1).
@@ -59,7 +60,9 @@ def expected_wasted_proposals(alpha, gamma):
     return _validate.count("gamma", gamma) - (expected_output_count(alpha, gamma) - 1)
 
 
-def scenario_rate(expected_tokens, t_draft, t_verify, t_overhead=0.0):
+def scenario_rate(
+    expected_tokens: Number, t_draft: Number, t_verify: Number, t_overhead: Number = 0.0
+) -> Number:
     r"""Tokens per second of a scenario: :math:`R = \mathbb{E}[K] / (T_{draft} + T_{verify} + T_{overhead})`.
 
     Times are seconds per verification round. A plain autoregressive baseline
@@ -83,7 +86,9 @@ def scenario_rate(expected_tokens, t_draft, t_verify, t_overhead=0.0):
     return expected_tokens / total
 
 
-def break_even_verify_time(expected_tokens, t_draft, t_overhead, t_baseline):
+def break_even_verify_time(
+    expected_tokens: Number, t_draft: Number, t_overhead: Number, t_baseline: Number
+) -> Number:
     r"""Verification time per round at which speculation only ties the baseline.
 
     Solves :math:`\mathbb{E}[K]/(T_{draft}+T_{verify}+T_{overhead}) = 1/T_{baseline}` for

@@ -9,8 +9,8 @@ site machinery (``specdec_course.explorers``); every number they show comes from
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 
+from ._types import Number, Probabilities
 from .counting import (
     break_even_verify_time,
     expected_output_count,
@@ -26,8 +26,6 @@ from .distributions import (
     residual_distribution,
 )
 
-Number = float | Fraction  # a Fraction for exact inputs, a float otherwise
-
 
 @dataclass(frozen=True)
 class PQState:
@@ -39,7 +37,7 @@ class PQState:
     ``alpha``: the acceptance rate; ``rejected``: 1 − α.
     """
 
-    acceptance: list[Number]
+    acceptance: list[Number | None]
     kept: list[Number]
     residual: list[Number] | None
     output: list[Number]
@@ -47,7 +45,7 @@ class PQState:
     rejected: Number
 
 
-def pq_state(p, q) -> PQState:
+def pq_state(p: Probabilities, q: Probabilities) -> PQState:
     r"""The p/q editor's state: a(x), min(p, q), r(x), the output law and α for one p and q.
 
     Exact for ``Fraction`` inputs, so the output equals p to the last digit:
@@ -86,7 +84,7 @@ class OutputCountState:
     wasted: Number
 
 
-def output_count_state(alpha, gamma: int) -> OutputCountState:
+def output_count_state(alpha: Number, gamma: int) -> OutputCountState:
     r"""The α–γ explorer's state: the truncated-geometric pmf of K, E[K] and the wasted proposals.
 
     :math:`P(K=k) = (1-\alpha)\alpha^{k-1}` for k ≤ γ, :math:`P(K=\gamma+1)=\alpha^\gamma`,
@@ -120,7 +118,9 @@ class TimingState:
     break_even: Number
 
 
-def timing_state(alpha, gamma: int, t_verify, t_draft_step, t_overhead, t_baseline) -> TimingState:
+def timing_state(
+    alpha: Number, gamma: int, t_verify: Number, t_draft_step: Number, t_overhead: Number, t_baseline: Number
+) -> TimingState:
     r"""The timing-budget explorer's state: the scenario rate against the baseline, and the break-even.
 
     Rate :math:`R = \mathbb{E}[K]/(T_{draft}+T_{verify}+T_{overhead})` with

@@ -9,9 +9,10 @@ Exact mode as in ``counting``: exact inputs give an exact ``Fraction``.
 from __future__ import annotations
 
 from . import _validate
+from ._types import Number
 
 
-def improvement_factor(alpha, gamma, c):
+def improvement_factor(alpha: Number, gamma: int, c: Number) -> Number:
     r"""Expected wall-time speedup over plain decoding, Leviathan et al. (2023) Thm 3.8.
 
     :math:`\frac{1-\alpha^{\gamma+1}}{(1-\alpha)(\gamma c+1)}`, with the α = 1 limit
@@ -34,7 +35,7 @@ def improvement_factor(alpha, gamma, c):
     return (1 - alpha ** (gamma + 1)) / ((1 - alpha) * (gamma * c + 1))
 
 
-def operations_factor(alpha, gamma, c_hat):
+def operations_factor(alpha: Number, gamma: int, c_hat: Number) -> Number:
     r"""Expected arithmetic operations relative to plain decoding, Leviathan et al. (2023) Thm 3.11.
 
     :math:`\frac{(1-\alpha)(\gamma\hat c+\gamma+1)}{1-\alpha^{\gamma+1}}`, with the α = 1 limit
@@ -55,7 +56,7 @@ def operations_factor(alpha, gamma, c_hat):
     return (1 - alpha) * (gamma * c_hat + gamma + 1) / (1 - alpha ** (gamma + 1))
 
 
-def optimal_gamma(alpha, c, max_gamma: int = 64) -> int:
+def optimal_gamma(alpha: Number, c: Number, max_gamma: int = 64) -> int:
     r"""The γ in 0..max_gamma that maximises ``improvement_factor(alpha, γ, c)``; 0 when no γ ≥ 1 pays.
 
     γ = 0 is plain decoding (factor 1), so the answer is 0 exactly when every γ ≥ 1 has a factor
@@ -74,7 +75,14 @@ def optimal_gamma(alpha, c, max_gamma: int = 64) -> int:
     return factors.index(max(factors))
 
 
-def forward_pass_time(positions, weight_bytes, bandwidth, flops_per_position, peak_flops, cache_bytes=0):
+def forward_pass_time(
+    positions: int,
+    weight_bytes: Number,
+    bandwidth: Number,
+    flops_per_position: Number,
+    peak_flops: Number,
+    cache_bytes: Number = 0,
+) -> Number:
     r"""Roofline model of one target call that scores ``positions`` tokens at batch 1, in seconds.
 
     :math:`T(n) = \max\big((W + C)/B,\; n\,F/P\big)`: the call must read the weights W (and the

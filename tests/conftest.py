@@ -22,6 +22,8 @@ MODULE_TIERS = {
     "test_site_browser.py": "browser",
     "test_jupyterlab.py": "browser",
     "test_coursework.py": "grading",
+    "test_measure.py": "slow",  # times and decodes with the text models
+    "test_variants.py": "slow",  # exactness checks of every variant: thousands of rounds each
 }
 PAGE_PARAMETERS = {  # argument -> which pages of the built site it ranges over
     "site_page": lambda page: True,

@@ -131,11 +131,13 @@ def book(tmp_path_factory):
     return book
 
 
+@pytest.mark.slow
 def test_full_site_shows_solutions_negative_control(book):
     html = _build(book)
     assert all(secret in html for secret in PAGE_SECRETS)
 
 
+@pytest.mark.slow
 def test_student_site_omits_solutions_and_instructor_notes(book):
     config = book / "student.yml"
     config.write_text(student_site_config(book / "_config.yml"))

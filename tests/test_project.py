@@ -23,6 +23,7 @@ def test_public_name_has_docstring_with_example(name):
         assert ">>>" in doc, f"{name}'s docstring needs a runnable example"
 
 
+@pytest.mark.slow
 def test_failing_cell_fails_the_build(tmp_path):
     book = tmp_path / "book"
     book.mkdir()
