@@ -13,14 +13,25 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-Number = float | Fraction  # a Fraction when every input was exact, a float otherwise (an int is both)
+#: A Fraction when every input was exact, a float otherwise (an int is both).
+Number = float | Fraction
+#: A float64 numpy array.
 FloatArray = npt.NDArray[np.float64]
-Probabilities = Sequence[float] | Sequence[Fraction] | npt.NDArray[Any]  # p, q or r over the tokens
-Distribution = FloatArray | list[Fraction]  # a returned probability vector: floats, or exact Fractions
-Rows = Sequence[Probabilities] | npt.NDArray[Any]  # one probability vector per position, p_0 … p_γ
-Seed = np.random.Generator | int | None  # a Generator, an int seed, or None for fresh entropy
-Prefix = tuple[int, ...]  # the token ids before the next position
-Model = Callable[[Prefix], Probabilities]  # a language model: prefix -> next-token probabilities
-Law = dict[Prefix, Any]  # emitted tokens -> probability: a round's or a stream's law (Fractions when exact)
-RoundLaw = Callable[[Prefix], Law]  # prefix -> the law of what one round emits from it
-Rule = Callable[[list[int], list[Any], list[Any]], Law]  # (drafts, target rows, draft rows) -> emitted law
+#: P, q or r over the tokens.
+Probabilities = Sequence[float] | Sequence[Fraction] | npt.NDArray[Any]
+#: A returned probability vector: floats, or exact Fractions.
+Distribution = FloatArray | list[Fraction]
+#: One probability vector per position, p_0 … p_γ.
+Rows = Sequence[Probabilities] | npt.NDArray[Any]
+#: A Generator, an int seed, or None for fresh entropy.
+Seed = np.random.Generator | int | None
+#: The token ids before the next position.
+Prefix = tuple[int, ...]
+#: A language model: prefix -> next-token probabilities.
+Model = Callable[[Prefix], Probabilities]
+#: Emitted tokens -> probability: a round's or a stream's law (Fractions when exact).
+Law = dict[Prefix, Any]
+#: Prefix -> the law of what one round emits from it.
+RoundLaw = Callable[[Prefix], Law]
+#: (drafts, target rows, draft rows) -> emitted law.
+Rule = Callable[[list[int], list[Any], list[Any]], Law]
