@@ -10,21 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import counting, distributions
 from ._types import Number, Probabilities
-from .counting import (
-    break_even_verify_time,
-    expected_output_count,
-    expected_wasted_proposals,
-    output_count_pmf,
-    scenario_rate,
-)
-from .distributions import (
-    acceptance_probabilities,
-    acceptance_rate,
-    accepted_mass,
-    output_distribution,
-    residual_distribution,
-)
 
 
 @dataclass(frozen=True)
@@ -60,16 +47,16 @@ def pq_state(p: Probabilities, q: Probabilities) -> PQState:
     >>> pq_state([F(1, 2), F(1, 2)], [F(1, 2), F(1, 2)]).residual is None  # p = q: nothing to correct
     True
     """
-    alpha = acceptance_rate(p, q)
+    alpha = distributions.acceptance_rate(p, q)
     try:
-        residual = list(residual_distribution(p, q))
+        residual = list(distributions.residual_distribution(p, q))
     except ValueError:  # p = q: the residual has no mass
         residual = None
     return PQState(
-        acceptance=list(acceptance_probabilities(p, q)),
-        kept=list(accepted_mass(p, q)),
+        acceptance=list(distributions.acceptance_probabilities(p, q)),
+        kept=list(distributions.accepted_mass(p, q)),
         residual=residual,
-        output=list(output_distribution(p, q)),
+        output=list(distributions.output_distribution(p, q)),
         alpha=alpha,
         rejected=1 - alpha,
     )
@@ -96,9 +83,9 @@ def output_count_state(alpha: Number, gamma: int) -> OutputCountState:
     (['2/5', '6/25', '9/25'], Fraction(49, 25), Fraction(26, 25))
     """
     return OutputCountState(
-        pmf=output_count_pmf(alpha, gamma),
-        expected=expected_output_count(alpha, gamma),
-        wasted=expected_wasted_proposals(alpha, gamma),
+        pmf=counting.output_count_pmf(alpha, gamma),
+        expected=counting.expected_output_count(alpha, gamma),
+        wasted=counting.expected_wasted_proposals(alpha, gamma),
     )
 
 
@@ -134,15 +121,15 @@ def timing_state(
     >>> round(timing_state(0.6, 2, 0.012, 0.001, 0.001, 0.006).rate, 1)  # 12 ms verification
     130.7
     """
-    tokens = expected_output_count(alpha, gamma)
+    tokens = counting.expected_output_count(alpha, gamma)
     t_draft = gamma * t_draft_step
-    rate = scenario_rate(tokens, t_draft, t_verify, t_overhead)
-    baseline = scenario_rate(1, 0, t_baseline)
+    rate = counting.scenario_rate(tokens, t_draft, t_verify, t_overhead)
+    baseline = counting.scenario_rate(1, 0, t_baseline)
     return TimingState(
         expected=tokens,
         round_time=t_draft + t_verify + t_overhead,
         rate=rate,
         baseline_rate=baseline,
         speedup=rate / baseline,
-        break_even=break_even_verify_time(tokens, t_draft, t_overhead, t_baseline),
+        break_even=counting.break_even_verify_time(tokens, t_draft, t_overhead, t_baseline),
     )

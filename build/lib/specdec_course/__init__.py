@@ -1,5 +1,0 @@
-"""specdec_course: the machinery around the lesson, kept out of ``specdec_lib``.
-
-``sphinx_site`` (Sphinx hooks of the site), ``notebooks`` (regenerate committed notebook outputs),
-``quiz`` (the quiz cards) and ``coursework`` (student handouts, self-checks and batch grading).
-"""
