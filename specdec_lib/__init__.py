@@ -1,29 +1,26 @@
 """specdec_lib: the lesson's code, which the chapters and students import (numpy and scipy only).
 
 Modules follow the lesson: ``distributions`` (a, r, α at one prefix), ``verification`` (one
-round: ``verify`` = input checks + ``verify_unchecked``), ``counting`` (K, E[K], rates and the
-paper's factors), ``varying_acceptance`` (E[K] when acceptance varies between rounds or along
-one), ``sampling`` (drawing tokens). The verification lab adds ``streams`` (exact stream
+round: ``verify`` = input checks + ``verify_unchecked``), ``counting`` (K, E[K] and rates),
+``speedup`` (the paper's speed-up and operations factors, the best γ, the roofline of a target
+call), ``varying_acceptance`` (E[K] when acceptance varies between rounds or along one),
+``sampling`` (drawing tokens). The verification lab adds ``streams`` (exact stream
 distributions), ``simulate`` (many rounds at once), ``transforms`` (temperature, top-k, top-p and
-mismatches), ``greedy``, ``checker`` (is a verifier exact?) and ``broken_verifiers`` (planted
-bugs), on the 3-token ``toy_models``; ``variants`` (block, typical and lenient verification) and
-``trees`` (several drafts per position, token trees) are judged by the same tools. Measurement:
-``text_models`` (a cost-realistic character model pair with caches, fitted to ``data/corpus.txt``),
-``generate`` (plain and speculative generation with timed rounds) and ``measure`` (the command).
-Display: ``display`` (numbers as text), ``plotting`` (needs matplotlib) and ``explorers`` (needs
-ipywidgets when live). Input checks live in ``_validate``. Build and grading tools are in the
-sibling package ``specdec_course``.
+mismatches), ``greedy``, ``exactness_check`` (is a verifier exact?) and ``broken_verifiers``
+(planted bugs), on the 3-token ``toy_models``; ``variants`` (block, typical and lenient
+verification) and ``trees`` (several drafts per position, token trees) are judged by the same
+tools. Measurement: ``text_models`` (a cost-realistic character model pair with caches, fitted to
+``data/corpus.txt``), ``generate`` (plain and speculative generation with timed rounds) and
+``measure`` (the command). Display: ``display`` (numbers as text), ``plotting`` (needs
+matplotlib) and ``explorer_states`` (what each explorer shows, computed). Input checks live in
+``_validate``. The explorers' controls and widgets, the site and grading tools are in the sibling
+package ``specdec_course``.
 """
 
-from .checker import VerifierReport, check_verifier
 from .counting import (
     break_even_verify_time,
     expected_output_count,
     expected_wasted_proposals,
-    forward_pass_time,
-    improvement_factor,
-    operations_factor,
-    optimal_gamma,
     output_count_pmf,
     scenario_rate,
 )
@@ -41,10 +38,12 @@ from .distributions import (
     rule_correction,
     rule_output_distribution,
 )
+from .exactness_check import VerifierReport, check_verifier
 from .generate import autoregressive_generate, speculative_generate
 from .greedy import argmax_distribution, verify_greedy, verify_greedy_unchecked
 from .sampling import sample_token
 from .simulate import SimulatedRounds, simulate_rounds
+from .speedup import forward_pass_time, improvement_factor, operations_factor, optimal_gamma
 from .streams import (
     exact_stream_distribution,
     expected_accepted,

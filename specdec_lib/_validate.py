@@ -11,18 +11,21 @@ import math
 import numbers
 from fractions import Fraction
 from functools import cache
+from typing import Any
 
 import numpy as np
+
+from ._types import Prefix
 
 FLOAT_TOLERANCE = 1e-9  # how far a float vector's sum may stray from 1
 
 
-def is_exact(value) -> bool:
+def is_exact(value: Any) -> bool:
     """True for a ``Fraction`` or a plain integer (bools excluded)."""
     return isinstance(value, (Fraction, int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def _is_exact_vector(values) -> bool:
+def _is_exact_vector(values: Any) -> bool:
     if isinstance(values, np.ndarray):
         return values.dtype == object and all(is_exact(v) for v in values.ravel())
     try:
@@ -31,8 +34,8 @@ def _is_exact_vector(values) -> bool:
         return False
 
 
-def distribution(name: str, values, *, exact: bool | None = None):
-    """Check a 1-D probability vector; return it as float64 array or list of Fractions.
+def distribution(name: str, values: Any, *, exact: bool | None = None) -> Any:
+    """Check a 1-D probability vector; return it as float64 array or list of Fractions (typed Any: by mode).
 
     ``exact=None`` picks exact mode when every entry is a Fraction or int.
     """
@@ -63,13 +66,13 @@ def distribution(name: str, values, *, exact: bool | None = None):
         raise ValueError(f"{name}: contains NaN or infinite entries")
     if np.any(arr < 0):
         raise ValueError(f"{name}: negative probability {arr.min()}")
-    total = float(arr.sum())
-    if abs(total - 1.0) > FLOAT_TOLERANCE:
-        raise ValueError(f"{name}: probabilities sum to {total!r}, not 1 (tolerance {FLOAT_TOLERANCE})")
+    mass = float(arr.sum())
+    if abs(mass - 1.0) > FLOAT_TOLERANCE:
+        raise ValueError(f"{name}: probabilities sum to {mass!r}, not 1 (tolerance {FLOAT_TOLERANCE})")
     return arr
 
 
-def distribution_pair(p, q, names=("p", "q")):
+def distribution_pair(p: Any, q: Any, names: tuple[str, str] = ("p", "q")) -> tuple[Any, Any, bool]:
     """Check p and q together: same length, same mode (exact only if both are exact)."""
     exact = _is_exact_vector(p) and _is_exact_vector(q)
     p = distribution(names[0], p, exact=exact)
@@ -79,12 +82,12 @@ def distribution_pair(p, q, names=("p", "q")):
     return p, q, exact
 
 
-def probability(name: str, value):
+def probability(name: str, value: Any) -> Any:
     """A number in [0, 1]; returned as Fraction when exact, else float."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name}: expected a number in [0, 1], got {value!r}")
     if is_exact(value):
-        value = Fraction(value)
+        value = Fraction(value)  # type: ignore[call-overload]  # an exact Real: int, numpy integer or Fraction
     else:
         value = float(value)
         if math.isnan(value):
@@ -94,7 +97,7 @@ def probability(name: str, value):
     return value
 
 
-def count(name: str, value, minimum: int = 0) -> int:
+def count(name: str, value: Any, minimum: int = 0) -> int:
     """An integer >= minimum (numpy integers accepted, floats and bools refused)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise ValueError(f"{name}: expected an integer, got {value!r}")
@@ -103,7 +106,7 @@ def count(name: str, value, minimum: int = 0) -> int:
     return int(value)
 
 
-def nonnegative(name: str, value) -> float:
+def nonnegative(name: str, value: Any) -> float:
     """A finite real number >= 0 (times, cost ratios, token counts)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name}: expected a number, got {value!r}")
@@ -115,7 +118,13 @@ def nonnegative(name: str, value) -> float:
     return value
 
 
-def positive(name: str, value) -> float:
+def quantity(name: str, value: Any) -> Any:
+    """A number >= 0 as ``nonnegative`` checks it, kept exact (``Fraction``) when it is a Fraction or int."""
+    checked = nonnegative(name, value)
+    return Fraction(value) if is_exact(value) else checked
+
+
+def positive(name: str, value: Any) -> float:
     """A finite real number > 0 (temperatures, scales)."""
     value = nonnegative(name, value)
     if value == 0:
@@ -123,7 +132,7 @@ def positive(name: str, value) -> float:
     return value
 
 
-def rows(name: str, values, expected: int | None = None, vocab: int | None = None) -> list[np.ndarray]:
+def rows(name: str, values: Any, expected: int | None = None, vocab: int | None = None) -> list[np.ndarray]:
     """A sequence of float probability rows: ``expected`` of them (None: at least one), all of one length."""
     if isinstance(values, np.ndarray) and values.ndim != 2 and not (values.ndim == 1 and values.size == 0):
         wanted = f"{expected} rows" if expected is not None else "probability rows"
@@ -152,7 +161,9 @@ def proposable(name: str, proposal: np.ndarray, q: np.ndarray) -> None:
         )
 
 
-def verification_round(draft_tokens, target_probs, draft_probs):
+def verification_round(
+    draft_tokens: Any, target_probs: Any, draft_probs: Any
+) -> tuple[list[int], list[np.ndarray], list[np.ndarray]]:
     """Check one round's inputs: γ token ids, γ+1 target rows, γ draft rows, every draft proposable.
 
     Returns (drafts as a list of ints, target rows, draft rows), rows as float64 arrays.
@@ -176,7 +187,7 @@ def verification_round(draft_tokens, target_probs, draft_probs):
     return drafts.tolist(), p_rows, q_rows
 
 
-def prefix(value) -> tuple[int, ...]:
+def prefix(value: Any) -> Prefix:
     """A prefix: a sequence of token ids (integers >= 0), returned as a tuple."""
     try:
         value = tuple(value)
@@ -187,13 +198,13 @@ def prefix(value) -> tuple[int, ...]:
     return value
 
 
-def model(name: str, fn):
+def model(name: str, fn: Any) -> Any:
     """A model ``fn(prefix) -> probability vector``, memoised, with every row it returns checked."""
     if not callable(fn):
         raise ValueError(f"{name}: expected a callable model(prefix) -> probability vector")
 
     @cache
-    def row(at):
+    def row(at: Prefix) -> Any:
         return distribution(f"{name}({at})", fn(at))
 
     return row

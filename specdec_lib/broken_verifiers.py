@@ -18,10 +18,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import numpy as np
 
 from . import trees, variants
+from ._types import Model, Probabilities, Seed
 from .sampling import sample_token
 from .transforms import sampling_transform
 from .verification import VerifiedRound
@@ -29,26 +31,26 @@ from .verification import VerifiedRound
 MISMATCHED_TEMPERATURE = 0.5  # the temperature the buggy verifier applies to the target rows
 
 
-def _normalised(weights):
+def _normalised(weights: np.ndarray) -> np.ndarray:
     return weights / weights.sum()
 
 
-def _correct_residual(p, q):
+def _correct_residual(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     return _normalised(np.maximum(p - q, 0.0))
 
 
 def _round(
-    draft_tokens,
-    target_probs,
-    draft_probs,
-    rng=None,
+    draft_tokens: Any,
+    target_probs: Any,
+    draft_probs: Any,
+    rng: Seed = None,
     *,
-    accept=lambda p, q: min(1.0, p / q),
-    correction=_correct_residual,
-    bonus_row=-1,
-    bonus=True,
-    keep_later_drafts=False,
-    target_transform=lambda p: p,
+    accept: Callable[[float, float], float] = lambda p, q: min(1.0, p / q),
+    correction: Callable[[np.ndarray, np.ndarray], np.ndarray] = _correct_residual,
+    bonus_row: int = -1,
+    bonus: bool = True,
+    keep_later_drafts: bool = False,
+    target_transform: Callable[[np.ndarray], np.ndarray] = lambda p: p,
 ) -> VerifiedRound:
     """Algorithm 1 of Leviathan et al. (2023) with every detail a keyword, so a bug is one argument."""
     rng = np.random.default_rng(rng)
@@ -125,33 +127,35 @@ class PlantedVariantBug:
     ``tree_round_distribution``), so the test that proves the variant exact must reject it.
     """
 
-    verifier: Callable
-    exact: Callable
+    verifier: Callable[..., Any]
+    exact: Callable[..., Any]
     description: str
 
 
-def _rows_read_late(rule):
+def _rows_read_late(rule: Callable[..., Any]) -> Callable[..., Any]:
     """``rule`` handed the target rows one position late: row i+1 for draft i (the last row repeated)."""
 
-    def shifted(draft_tokens, target_probs, draft_probs, *args, **kwargs):
+    def shifted(draft_tokens: Any, target_probs: Any, draft_probs: Any, *args: Any, **kwargs: Any) -> Any:
         rows = list(target_probs)
         return rule(draft_tokens, rows[1:] + rows[-1:], draft_probs, *args, **kwargs)
 
     return shifted
 
 
-def _parent_row(model):
+def _parent_row(model: Model) -> Model:
     """``model`` read one token short: the row of the node's parent (the root keeps its own)."""
     return lambda prefix: model(prefix[:-1] if len(prefix) > 1 else prefix)
 
 
-def _stale_residuals(p, q, k):
+def _stale_residuals(p: Probabilities, q: Probabilities, k: int) -> list[Any]:
     """The residual sequence with its last update dropped: p_1..p_k, p_k."""
     residuals = trees._residuals(p, q, k)
     return residuals[:-1] + residuals[-2:-1]
 
 
-def _multi_draft_stale(candidates, target_probs, draft_probs, rng=None):
+def _multi_draft_stale(
+    candidates: Any, target_probs: Probabilities, draft_probs: Probabilities, rng: Seed = None
+) -> trees.MultiDraftVerdict:
     rng = np.random.default_rng(rng)
     p, q = np.asarray(target_probs, dtype=float), np.asarray(draft_probs, dtype=float)
     residuals = _stale_residuals(p, q, len(candidates))
@@ -161,7 +165,7 @@ def _multi_draft_stale(candidates, target_probs, draft_probs, rng=None):
     return trees.MultiDraftVerdict(sample_token(residuals[-1], rng), None)
 
 
-def _multi_draft_stale_distribution(p, q, k):
+def _multi_draft_stale_distribution(p: Probabilities, q: Probabilities, k: int) -> list[Any]:
     accepted, correction = trees._steps(_stale_residuals(p, q, k), q)
     return [sum(column) + c for column, c in zip(zip(*accepted), correction)]
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
 
-def number(value, digits=2) -> str:
+
+def number(value: float | Fraction, digits: int = 2) -> str:
     """A computed number as short text: rounded to ``digits`` decimals, trailing zeros dropped.
 
     >>> number(1.9600000000000002), number(3.0), number(217.7777, 1)
@@ -12,7 +15,7 @@ def number(value, digits=2) -> str:
     return f"{round(float(value), digits):g}"
 
 
-def vector(values, digits=2) -> str:
+def vector(values: Iterable[float | Fraction], digits: int = 2) -> str:
     """A computed probability vector as short text.
 
     >>> vector([1.0, 0.0, 0.0])
@@ -21,7 +24,7 @@ def vector(values, digits=2) -> str:
     return "[" + ", ".join(number(v, digits) for v in values) + "]"
 
 
-def by_token(tokens, values, digits=3) -> str:
+def by_token(tokens: Sequence[str], values: Iterable[float | Fraction | None], digits: int = 3) -> str:
     """Values labelled by token, for printing a distribution or an acceptance vector.
 
     >>> by_token("ABC", [1.0, 1.0, 0.2000000000000001])

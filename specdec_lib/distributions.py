@@ -10,15 +10,17 @@ probability is a ``Fraction`` or int the results are exact ``Fraction`` values.
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
 from . import _validate
+from ._types import Distribution, FloatArray, Number, Probabilities
 
 RESIDUAL_FLOAT_FLOOR = 1e-12  # float residual mass below this counts as p == q
 
 
-def acceptance_rate(p, q):
+def acceptance_rate(p: Probabilities, q: Probabilities) -> Number:
     r"""Probability that a draft token proposed at this prefix is accepted: :math:`\beta = \sum_x \min(p(x), q(x)) = 1 - \mathrm{TV}(p, q)`.
 
     This is the paper's β at one prefix (Leviathan et al. 2023, Def 3.1, Thm 3.5); their α is
@@ -37,7 +39,7 @@ def acceptance_rate(p, q):
     return min(1.0, float(np.minimum(p, q).sum()))
 
 
-def accepted_mass(p, q):
+def accepted_mass(p: Probabilities, q: Probabilities) -> Distribution:
     r"""Probability that token x is both proposed and accepted: :math:`q(x)\,a(x) = \min(p(x), q(x))`.
 
     Summing it over x gives the acceptance rate; it is the first term of the output distribution.
@@ -54,7 +56,7 @@ def accepted_mass(p, q):
     return np.minimum(p, q)
 
 
-def acceptance_probabilities(p, q):
+def acceptance_probabilities(p: Probabilities, q: Probabilities) -> FloatArray | list[Fraction | None]:
     r"""Per-token acceptance :math:`a(x) = \min(1, p(x)/q(x))` for tokens with q(x) > 0.
 
     A token with q(x) = 0 is never proposed, so a(x) is undefined there:
@@ -75,7 +77,7 @@ def acceptance_probabilities(p, q):
     return out
 
 
-def residual_distribution(p, q):
+def residual_distribution(p: Probabilities, q: Probabilities) -> Distribution:
     r"""Correction distribution after a rejection: :math:`r(x) = [p(x)-q(x)]_+ / \sum_y [p(y)-q(y)]_+`.
 
     Raises ``ValueError`` when the denominator is 0, i.e. p = q: then every
@@ -103,7 +105,7 @@ def residual_distribution(p, q):
     return positive / mass
 
 
-def correction_distribution(p, q):
+def correction_distribution(p: Probabilities, q: Probabilities) -> Distribution:
     r"""The distribution a correction is drawn from after a rejection: the residual r, or p where r has no mass.
 
     In exact arithmetic a rejection has probability :math:`1-\alpha = \sum_x [p(x)-q(x)]_+`, so
@@ -123,7 +125,7 @@ def correction_distribution(p, q):
     return correction_rows(p[None, :], q[None, :])[0]
 
 
-def correction_rows(p_rows, q_rows) -> np.ndarray:
+def correction_rows(p_rows: FloatArray, q_rows: FloatArray) -> FloatArray:
     r"""``correction_distribution`` for many float rows at once, unchecked (rows already validated).
 
     Row i is :math:`[p_i - q_i]_+` normalised, or :math:`p_i` where that mass is below 1e-12.
@@ -137,7 +139,7 @@ def correction_rows(p_rows, q_rows) -> np.ndarray:
     return np.where(has_mass, excess / np.where(has_mass, mass, 1.0), p_rows)
 
 
-def output_distribution(p, q):
+def output_distribution(p: Probabilities, q: Probabilities) -> Distribution:
     r"""Distribution of the token one strict speculative step emits: :math:`\min(p,q) + (1-\alpha)\,r`.
 
     The first term is "proposed and accepted", the second "rejected, then
@@ -156,10 +158,10 @@ def output_distribution(p, q):
     correction = correction_distribution(p, q)
     if exact:
         return [acc + rejected * r for acc, r in zip(accepted_mass(p, q), correction)]
-    return accepted_mass(p, q) + rejected * correction
+    return np.asarray(accepted_mass(p, q)) + rejected * np.asarray(correction)  # float mode: arrays
 
 
-def lenient_acceptance_rate(p, q, lenience):
+def lenient_acceptance_rate(p: Probabilities, q: Probabilities, lenience: Number) -> Number:
     r"""Acceptance of one draft under lenience l (Leviathan et al. 2023, Appendix A.5): :math:`\sum_x \min(q(x), p(x)/l)`.
 
     The lenient rule compares p(x) with :math:`l\,q(x)` instead of q(x): it accepts a proposal x with
@@ -180,7 +182,7 @@ def lenient_acceptance_rate(p, q, lenience):
     return min(1.0, float(sum(_lenient_kept(a, b, float(lenience)) for a, b in zip(p, q))))
 
 
-def lenient_output_distribution(p, q, lenience):
+def lenient_output_distribution(p: Probabilities, q: Probabilities, lenience: Number) -> Distribution:
     r"""Distribution of the token one lenient step emits: :math:`m + (1 - \textstyle\sum m)\,r_l`.
 
     With :math:`m(x) = \min(q(x), p(x)/l)` (proposed and accepted) and the correction
@@ -206,7 +208,7 @@ def lenient_output_distribution(p, q, lenience):
     return out if exact else np.asarray(out, dtype=np.float64)
 
 
-def damped_acceptance(p, q, damping):
+def damped_acceptance(p: Probabilities, q: Probabilities, damping: Number) -> Distribution:
     r"""A weaker exact rule's acceptance: :math:`a_\lambda(x) = \lambda \min(1, p(x)/q(x))` for a damping λ in [0, 1].
 
     λ = 1 is the strict rule's a(x); λ < 1 accepts every proposal less often. Paired with
@@ -229,7 +231,7 @@ def damped_acceptance(p, q, damping):
     return float(damping) * np.minimum(1.0, ratio)
 
 
-def rule_acceptance_rate(q, accept):
+def rule_acceptance_rate(q: Probabilities, accept: Probabilities) -> Number:
     r"""How often a one-draft rule that accepts proposal x with probability accept(x) accepts: :math:`\sum_x q(x)\,\mathrm{accept}(x)`.
 
     With accept = a = min(1, p/q) this is α.
@@ -246,7 +248,7 @@ def rule_acceptance_rate(q, accept):
     return float(np.dot(q, accept))
 
 
-def rule_correction(p, q, accept):
+def rule_correction(p: Probabilities, q: Probabilities, accept: Probabilities) -> Distribution:
     r"""The correction that makes a one-draft rule exact: :math:`c(x) = \dfrac{p(x) - q(x)\,\mathrm{accept}(x)}{1 - \sum_y q(y)\,\mathrm{accept}(y)}`.
 
     A rule that accepts proposal x with probability accept(x) and otherwise draws from c emits x
@@ -281,7 +283,7 @@ def rule_correction(p, q, accept):
     return out if exact else np.asarray(out, dtype=np.float64)
 
 
-def rule_output_distribution(p, q, accept):
+def rule_output_distribution(p: Probabilities, q: Probabilities, accept: Probabilities) -> Distribution:
     r"""Distribution a one-draft rule emits with its exact correction: :math:`q\,\mathrm{accept} + (1 - \sum q\,\mathrm{accept})\,c`.
 
     Equals p whenever ``rule_correction`` exists; what differs between exact rules is only how
@@ -300,7 +302,7 @@ def rule_output_distribution(p, q, accept):
     return out if exact else np.asarray(out, dtype=np.float64)
 
 
-def _accept_pair(q, accept, exact=None):
+def _accept_pair(q: Probabilities, accept: Probabilities, exact: bool | None = None) -> tuple[Any, Any, bool]:
     """Check a draft distribution and a per-token acceptance vector (entries in [0, 1]) together."""
     if exact is None:
         exact = _validate._is_exact_vector(q) and _validate._is_exact_vector(accept)
@@ -315,10 +317,10 @@ def _accept_pair(q, accept, exact=None):
     return q, accept, exact
 
 
-def _lenient_kept(p_x, q_x, lenience):
+def _lenient_kept(p_x: Any, q_x: Any, lenience: Any) -> Any:
     """min(q(x), p(x)/l): the probability that x is proposed and accepted under lenience l."""
     return q_x if lenience == 0 or q_x * lenience <= p_x else p_x / lenience
 
 
-def _no_rejection():
+def _no_rejection() -> ValueError:
     return ValueError("p, q: residual [p - q]+ has zero mass (p equals q), so no rejection can occur")

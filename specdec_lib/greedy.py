@@ -8,13 +8,16 @@ residual [onehot − q]+ is the one-hot itself, so the correction is the argmax 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from . import _validate
+from ._types import FloatArray, Probabilities, Rows, Seed
 from .verification import VerifiedRound
 
 
-def argmax_distribution(probs):
+def argmax_distribution(probs: Probabilities) -> FloatArray:
     """The one-hot law at the most probable token (the lowest id on ties): T → 0 of a temperature.
 
     >>> argmax_distribution([0.2, 0.5, 0.3]).tolist()
@@ -26,7 +29,9 @@ def argmax_distribution(probs):
     return onehot
 
 
-def verify_greedy(draft_tokens, target_probs, draft_probs, rng=None) -> VerifiedRound:
+def verify_greedy(
+    draft_tokens: Sequence[int], target_probs: Rows, draft_probs: Rows, rng: Seed = None
+) -> VerifiedRound:
     """Accept each draft while it equals the target's argmax; then emit the argmax (correction or bonus).
 
     Same signature, checks and result type as ``verify``. The result depends neither on
@@ -43,7 +48,12 @@ def verify_greedy(draft_tokens, target_probs, draft_probs, rng=None) -> Verified
     return verify_greedy_unchecked(drafts, p_rows, q_rows)
 
 
-def verify_greedy_unchecked(drafts, target_rows, draft_rows=None, rng=None) -> VerifiedRound:
+def verify_greedy_unchecked(
+    drafts: Sequence[int],
+    target_rows: Sequence[np.ndarray],
+    draft_rows: Sequence[np.ndarray] | None = None,
+    rng: Seed = None,
+) -> VerifiedRound:
     """``verify_greedy`` without its input checks, for callers whose rows are valid (the timed generator).
 
     The same rule: keep drafts while each equals the argmax of its target row, then emit that argmax.

@@ -10,7 +10,17 @@ the only cue: label the series (legend, direct labels) or vary markers and hatch
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+
+from ._types import Probabilities
+from .verification import VerifiedRound
+
+if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn: specdec_lib needs only numpy
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 COLORS = {
     "target": "#163f8f",  # p (dark blue)
@@ -23,7 +33,13 @@ COLORS = {
 HATCHES = ("", "//", "..", "xx", "\\\\", "++")  # the second cue beside colour, one per series of a figure
 
 
-def bar_distributions(ax, tokens, series, *, title=None):
+def bar_distributions(
+    ax: Axes,
+    tokens: Sequence[str],
+    series: Mapping[str, tuple[str, Probabilities]],
+    *,
+    title: str | None = None,
+) -> None:
     """Grouped bars of several distributions over the same tokens.
 
     ``series`` maps a label to (colour key or colour, probability vector). Each series also gets its
@@ -76,7 +92,7 @@ class DescribedFigure:
     True
     """
 
-    def __init__(self, fig, alt: str):
+    def __init__(self, fig: Figure, alt: str) -> None:
         if not isinstance(alt, str) or not alt.strip():
             raise ValueError(
                 "alt: describe what the figure shows in words (an empty alt text hides it from screen readers)"
@@ -94,7 +110,7 @@ class DescribedFigure:
         return f"Figure: {self.alt}"
 
 
-def _png_bytes(fig, alt: str) -> bytes:
+def _png_bytes(fig: Figure, alt: str) -> bytes:
     import io
 
     buffer = io.BytesIO()
@@ -102,7 +118,9 @@ def _png_bytes(fig, alt: str) -> bytes:
     return buffer.getvalue()
 
 
-def plot_round_trace(ax, tokens, rounds):
+def plot_round_trace(
+    ax: Axes, tokens: Sequence[str], rounds: Sequence[tuple[Sequence[int], VerifiedRound]]
+) -> dict[str, int]:
     """One row per verification round, one box per token, in the style of Leviathan et al. (2023) Fig. 5.
 
     ``rounds`` is a list of (draft tokens, ``VerifiedRound``). Accepted drafts are green, the
@@ -118,7 +136,7 @@ def plot_round_trace(ax, tokens, rounds):
     """
     from matplotlib.patches import Patch, Rectangle
 
-    styles = {
+    styles: dict[str, dict[str, Any]] = {
         "accepted": dict(facecolor=COLORS["accepted"], edgecolor="black"),
         "rejected": dict(facecolor="white", edgecolor=COLORS["residual"], linewidth=2),
         "discarded": dict(facecolor="white", edgecolor=COLORS["baseline"], hatch="//"),
@@ -178,7 +196,7 @@ def plot_round_trace(ax, tokens, rounds):
     return counts
 
 
-def plot_overlap(ax, tokens, p, q):
+def plot_overlap(ax: Axes, tokens: Sequence[str], p: Probabilities, q: Probabilities) -> None:
     """p and q as outlined bars over the same tokens, their overlap min(p, q) filled: its area is α.
 
     >>> import matplotlib; matplotlib.use("Agg")
@@ -200,7 +218,9 @@ def plot_overlap(ax, tokens, p, q):
     ax.legend(frameon=False)
 
 
-def plot_forward_pass_cost(ax, positions, seconds, *, gamma=None):
+def plot_forward_pass_cost(
+    ax: Axes, positions: Sequence[int], seconds: Sequence[float], *, gamma: int | None = None
+) -> None:
     """Time of one target call against the number of positions it scores (log-log), with γ+1 marked.
 
     >>> import matplotlib; matplotlib.use("Agg")
@@ -228,7 +248,9 @@ def plot_forward_pass_cost(ax, positions, seconds, *, gamma=None):
     ax.legend(frameon=False)
 
 
-def plot_lenience(ax, lenience, acceptance, distance):
+def plot_lenience(
+    ax: Axes, lenience: Sequence[float], acceptance: Sequence[float], distance: Sequence[float]
+) -> None:
     """Acceptance and distance from p (total variation) of the lenient rule, against the lenience l.
 
     >>> import matplotlib; matplotlib.use("Agg")

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+
+from ._types import Probabilities
 
 TOKEN_DTYPE = np.int32  # token ids; half the memory traffic of int64
 
 
-def sample_token(probs, rng: np.random.Generator) -> int:
+def sample_token(probs: Probabilities, rng: np.random.Generator) -> int:
     """Draw one token index from a probability vector by inverting its CDF with one uniform.
 
     Tokens with probability 0 are never returned.
@@ -35,14 +39,16 @@ class InverseCdf:
     [0, 1, 1]
     """
 
-    def __init__(self, probs: np.ndarray):
+    def __init__(self, probs: np.ndarray) -> None:
         n_rows, self.vocab = probs.shape
         cdf = np.cumsum(probs, axis=1)
         cdf /= cdf[:, -1:]
         self.bins = 1 << int(np.ceil(np.log2(64 * self.vocab)))
         scaled, row_start = cdf * self.bins, (self.bins + 1) * np.arange(n_rows)[:, None]
 
-        def count_up_to(edge_index):  # per row and bin edge j: how many CDF values have edge_index(c·M) ≤ j
+        def count_up_to(
+            edge_index: Callable[[np.ndarray], np.ndarray],
+        ) -> np.ndarray:  # per row and bin edge j: how many CDF values have edge_index(c·M) ≤ j
             flat = (edge_index(scaled).astype(np.intp) + row_start).ravel()
             counts = np.bincount(flat, minlength=n_rows * (self.bins + 1)).reshape(n_rows, self.bins + 1)
             return np.cumsum(counts, axis=1)[:, :-1]
@@ -52,7 +58,7 @@ class InverseCdf:
         self.offsets = 2.0 * np.arange(n_rows)  # row k's CDF shifted by 2k: one sorted array for every row
         self.shifted_cdf = (cdf + self.offsets[:, None]).ravel()
 
-    def sample(self, which, uniforms: np.ndarray) -> np.ndarray:
+    def sample(self, which: int | np.ndarray, uniforms: np.ndarray) -> np.ndarray:
         bin_index = (uniforms * self.bins).astype(np.intp)
         bin_index += self.bins * which
         tokens = self.guide[bin_index]

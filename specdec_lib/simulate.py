@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _validate
+from ._types import Rows, Seed
 from .distributions import correction_rows
 from .sampling import TOKEN_DTYPE, InverseCdf
 
@@ -34,7 +35,14 @@ class SimulatedRounds:
     tokens: np.ndarray
 
 
-def simulate_rounds(target_probs, draft_probs, n_rounds, rng=None, *, proposal_probs=None) -> SimulatedRounds:
+def simulate_rounds(
+    target_probs: Rows,
+    draft_probs: Rows,
+    n_rounds: int,
+    rng: Seed = None,
+    *,
+    proposal_probs: Rows | None = None,
+) -> SimulatedRounds:
     r"""Simulate ``n_rounds`` independent strict speculative rounds, vectorised.
 
     Per round: draft :math:`x_i \sim q_i` for i < γ, accept while a fresh uniform
@@ -80,7 +88,14 @@ def simulate_rounds(target_probs, draft_probs, n_rounds, rng=None, *, proposal_p
     return SimulatedRounds(num_accepted=num_accepted, tokens=tokens.T)
 
 
-def _simulate_block(accept_prob, drafts_from, final_from, draws, num_accepted, tokens):
+def _simulate_block(
+    accept_prob: np.ndarray,
+    drafts_from: InverseCdf,
+    final_from: InverseCdf,
+    draws: np.ndarray,
+    num_accepted: np.ndarray,
+    tokens: np.ndarray,
+) -> None:
     """Fill ``num_accepted`` (zeros, shape (n,)) and ``tokens`` (shape (γ+1, n)) for n rounds."""
     gamma, n = tokens.shape[0] - 1, tokens.shape[1]
     positions = np.arange(gamma)[:, None]

@@ -8,13 +8,18 @@ each run of a test is repeatable, and state their threshold as the false-fail ra
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 
 import numpy as np
+
+from ._types import Model, Probabilities
 
 MIN_EXPECTED = 5.0  # bins expected to hold fewer samples are pooled (chi-square needs ~5 per bin)
 
 
-def chi_square_statistic(observed, expected_probs, min_expected=MIN_EXPECTED):
+def chi_square_statistic(
+    observed: Sequence[float] | np.ndarray, expected_probs: Probabilities, min_expected: float = MIN_EXPECTED
+) -> tuple[float, int]:
     r"""Pearson's :math:`X^2 = \sum_i (O_i - E_i)^2 / E_i` with sparse bins pooled; returns (X², dof).
 
     An observation in a bin of probability 0 is impossible under the hypothesis:
@@ -39,11 +44,11 @@ def chi_square_statistic(observed, expected_probs, min_expected=MIN_EXPECTED):
         exp_bins.append(expected[~big].sum())
     if len(exp_bins) < 2:
         return 0.0, 0
-    obs_bins, exp_bins = np.array(obs_bins), np.array(exp_bins)
-    return float(((obs_bins - exp_bins) ** 2 / exp_bins).sum()), len(exp_bins) - 1
+    o, e = np.array(obs_bins), np.array(exp_bins)
+    return float(((o - e) ** 2 / e).sum()), len(e) - 1
 
 
-def chi_square_pvalue(observed, expected_probs):
+def chi_square_pvalue(observed: Sequence[float] | np.ndarray, expected_probs: Probabilities) -> float:
     """P-value of Pearson's goodness-of-fit test of counts against a distribution.
 
     >>> round(chi_square_pvalue([48, 52], [0.5, 0.5]), 3)
@@ -55,7 +60,7 @@ def chi_square_pvalue(observed, expected_probs):
     return combined_pvalue([(statistic, dof)])
 
 
-def combined_pvalue(parts):
+def combined_pvalue(parts: Sequence[tuple[float, int]]) -> float:
     """One p-value for several independent chi-square tests: add the statistics and the dofs.
 
     >>> combined_pvalue([(0.0, 1), (0.0, 2)])
@@ -72,7 +77,9 @@ def combined_pvalue(parts):
     return float(chdtrc(dof, statistic))
 
 
-def emitted_law_pvalues(emissions, target, prefix=()):
+def emitted_law_pvalues(
+    emissions: Sequence[Sequence[int]], target: Model, prefix: Sequence[int] = ()
+) -> list[float]:
     """Per output position j, the p-value that token j follows the target given the tokens before it.
 
     ``emissions`` is a sequence of token tuples, each what one round emitted from
@@ -88,13 +95,15 @@ def emitted_law_pvalues(emissions, target, prefix=()):
     [True, True]
     """
     prefix = tuple(prefix)
-    groups = defaultdict(lambda: defaultdict(int))  # (j, context) -> token -> count
+    groups: defaultdict[tuple[int, tuple[int, ...]], defaultdict[int, int]] = defaultdict(
+        lambda: defaultdict(int)
+    )  # (j, context) -> token -> count
     for tokens in emissions:
         tokens = tuple(int(t) for t in tokens)
         for j, token in enumerate(tokens):
             groups[j, tokens[:j]][token] += 1
     positions = 1 + max((j for j, _ in groups), default=-1)
-    parts = defaultdict(list)
+    parts: defaultdict[int, list[tuple[float, int]]] = defaultdict(list)
     for (j, context), counter in groups.items():
         probs = np.asarray(target(prefix + context), dtype=float)
         observed = np.zeros(len(probs))
@@ -106,7 +115,7 @@ def emitted_law_pvalues(emissions, target, prefix=()):
     return [combined_pvalue(parts[j]) for j in range(positions)]
 
 
-def emitted_count_pvalue(emissions, count_pmf):
+def emitted_count_pvalue(emissions: Sequence[Sequence[int]], count_pmf: Probabilities) -> float:
     """P-value that the number of tokens K per round follows ``count_pmf`` = [P(K=1), …, P(K=γ+1)].
 
     A round with a count outside 1..γ+1 is impossible under the hypothesis (p-value 0).

@@ -9,12 +9,15 @@ tolerance. Enumeration is exponential in the length: meant for toy vocabularies.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
 
 from . import _validate
+from ._types import Law, Model, Number, Prefix, RoundLaw, Rule
 from .distributions import acceptance_probabilities, correction_distribution
 
 
-def target_stream_distribution(target, prefix, length):
+def target_stream_distribution(target: Model, prefix: Prefix, length: int) -> Law:
     r"""Law of the next ``length`` tokens under plain sampling from ``target``.
 
     :math:`P(x_{1..n}) = \prod_j p(x_j \mid \text{prefix}, x_{<j})`, the product of conditionals.
@@ -30,7 +33,7 @@ def target_stream_distribution(target, prefix, length):
     target = _validate.model("target", target)
     prefix = _validate.prefix(prefix)
     length = _validate.count("length", length)
-    streams = {(): 1}
+    streams: Law = {(): 1}
     for _ in range(length):
         longer = {}
         for stream, mass in streams.items():
@@ -41,7 +44,15 @@ def target_stream_distribution(target, prefix, length):
     return streams
 
 
-def round_distribution(target, draft, prefix, gamma, limit=None, *, emitted_distribution=None):
+def round_distribution(
+    target: Model,
+    draft: Model,
+    prefix: Prefix,
+    gamma: int,
+    limit: int | None = None,
+    *,
+    emitted_distribution: Rule | None = None,
+) -> Law:
     r"""Exact law of what one speculative round emits from ``prefix``: strict, or any rule given exactly.
 
     Enumerates every draft path :math:`x_i \sim q(\cdot \mid \text{prefix}, x_{<i})`, every
@@ -76,10 +87,12 @@ def round_distribution(target, draft, prefix, gamma, limit=None, *, emitted_dist
     return _rule_round(target, draft, prefix, gamma, limit, emitted_distribution)
 
 
-def _rule_round(target, draft, prefix, gamma, limit, emitted_distribution):
+def _rule_round(
+    target: Model, draft: Model, prefix: Prefix, gamma: int, limit: int | None, emitted_distribution: Rule
+) -> Law:
     """Every draft path times the rule's exact verdict on it (cut after ``limit`` tokens)."""
-    law = defaultdict(int)
-    paths = {(): 1}
+    law: defaultdict[Prefix, Any] = defaultdict(int)
+    paths: Law = {(): 1}
     for _ in range(gamma):
         paths = {
             path + (x,): mass * qx
@@ -95,10 +108,10 @@ def _rule_round(target, draft, prefix, gamma, limit, emitted_distribution):
     return dict(law)
 
 
-def _round(target, draft, prefix, gamma, limit):
-    law = defaultdict(int)
+def _round(target: Model, draft: Model, prefix: Prefix, gamma: int, limit: int | None) -> Law:
+    law: defaultdict[Prefix, Any] = defaultdict(int)
 
-    def branch(accepted, mass):
+    def branch(accepted: Prefix, mass: Any) -> None:
         if limit is not None and len(accepted) >= limit:
             law[accepted[:limit]] += mass
             return
@@ -127,7 +140,15 @@ def _round(target, draft, prefix, gamma, limit):
     return dict(law)
 
 
-def exact_stream_distribution(target, draft, prefix, gamma, length, *, emitted_distribution=None):
+def exact_stream_distribution(
+    target: Model,
+    draft: Model,
+    prefix: Prefix,
+    gamma: int,
+    length: int,
+    *,
+    emitted_distribution: Rule | None = None,
+) -> Law:
     r"""Law of the first ``length`` tokens emitted by repeated speculative rounds (strict by default).
 
     Each round drafts γ tokens from ``draft``, verifies them against ``target`` and
@@ -149,7 +170,7 @@ def exact_stream_distribution(target, draft, prefix, gamma, length, *, emitted_d
             "emitted_distribution: expected a callable (drafts, target_rows, draft_rows) -> dict"
         )
 
-    def one_round(at, limit):
+    def one_round(at: Prefix, limit: int | None) -> Law:
         if emitted_distribution is None:
             return _round(target, draft, at, gamma, limit)
         return _rule_round(target, draft, at, gamma, limit, emitted_distribution)
@@ -157,7 +178,7 @@ def exact_stream_distribution(target, draft, prefix, gamma, length, *, emitted_d
     return _streams(one_round, prefix, length)
 
 
-def stream_distribution(round_law, prefix, length):
+def stream_distribution(round_law: RoundLaw, prefix: Prefix, length: int) -> Law:
     r"""Law of the first ``length`` tokens emitted by repeated rounds, each with law ``round_law(prefix)``.
 
     ``round_law(prefix) -> {emitted tuple: probability}`` is the exact law of one round from
@@ -175,9 +196,9 @@ def stream_distribution(round_law, prefix, length):
     return _streams(lambda at, limit: dict(_summed(round_law(at), limit)), prefix, length)
 
 
-def _summed(law, limit):
+def _summed(law: Law, limit: int | None) -> Any:
     """Items of ``law`` with emitted tuples cut at ``limit`` tokens, equal cuts summed."""
-    cut = defaultdict(int)
+    cut: defaultdict[Prefix, Any] = defaultdict(int)
     for emitted, prob in law.items():
         if not emitted:
             raise ValueError("round_law: a round must emit at least one token")
@@ -185,12 +206,13 @@ def _summed(law, limit):
     return cut.items()
 
 
-def _streams(one_round, prefix, length):
+def _streams(one_round: Callable[[Prefix, int], Law], prefix: Prefix, length: int) -> Law:
     prefix = _validate.prefix(prefix)
     length = _validate.count("length", length)
-    streams, done = {(): 1}, defaultdict(int)
+    streams: Law = {(): 1}
+    done: defaultdict[Prefix, Any] = defaultdict(int)
     while streams:
-        unfinished = defaultdict(int)
+        unfinished: defaultdict[Prefix, Any] = defaultdict(int)
         for stream, mass in streams.items():
             if len(stream) >= length:
                 done[stream] += mass  # the same stream can finish after different numbers of rounds
@@ -201,7 +223,7 @@ def _streams(one_round, prefix, length):
     return dict(done)
 
 
-def stream_total_variation(a, b):
+def stream_total_variation(a: Law, b: Law) -> Number:
     r"""Total variation between two stream laws (dicts): :math:`\tfrac12 \sum_s |a(s) - b(s)|`.
 
     Missing streams count as probability 0; exact for ``Fraction`` values.
@@ -213,7 +235,7 @@ def stream_total_variation(a, b):
     return sum((abs(a.get(s, 0) - b.get(s, 0)) for s in set(a) | set(b)), start=0) / 2
 
 
-def expected_accepted(round_law):
+def expected_accepted(round_law: Law) -> Number:
     r"""Mean number of accepted drafts in one round: :math:`\sum_e (|e| - 1)\,P(e)` (one fewer than E[K]).
 
     >>> from fractions import Fraction as F

@@ -10,6 +10,9 @@ draft does not), so some proposals are always rejected.
 from __future__ import annotations
 
 from fractions import Fraction as F
+from typing import Any
+
+from ._types import Model, Prefix
 
 _TARGET_ROWS = {  # last token -> next-token law (rotated by one at odd lengths)
     0: (F(1, 2), F(1, 3), F(1, 6)),
@@ -23,7 +26,7 @@ _DRAFT_ROWS = {
 }
 
 
-def toy_model_pair(exact: bool = True):
+def toy_model_pair(exact: bool = True) -> tuple[Model, Model]:
     """Return ``(target, draft)``: two prefix-dependent models over tokens 0, 1, 2.
 
     With ``exact=True`` they return lists of ``Fraction``; otherwise lists of floats.
@@ -38,12 +41,12 @@ def toy_model_pair(exact: bool = True):
     """
     convert = (lambda v: v) if exact else float
 
-    def target(prefix):
+    def target(prefix: Prefix) -> list[Any]:
         row = _TARGET_ROWS[prefix[-1] if prefix else 0]
         shift = len(prefix) % 2  # row[-0:] + row[:-0] is the row itself
         return [convert(v) for v in row[-shift:] + row[:-shift]]
 
-    def draft(prefix):
+    def draft(prefix: Prefix) -> list[Any]:
         return [convert(v) for v in _DRAFT_ROWS[prefix[-1] if prefix else 0]]
 
     return target, draft

@@ -11,12 +11,15 @@ from __future__ import annotations
 import numpy as np
 
 from . import _validate
+from ._types import FloatArray, Number, Probabilities
 from .distributions import correction_distribution
 
 TOP_P_TOLERANCE = 1e-12  # float round-off allowed when a cumulative mass reaches top_p
 
 
-def sampling_transform(probs, temperature=1.0, top_k=None, top_p=None):
+def sampling_transform(
+    probs: Probabilities, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None
+) -> FloatArray:
     r"""Temperature, then top-k, then nucleus top-p, each followed by renormalisation.
 
     Temperature: :math:`p_T(x) = p(x)^{1/T} / \sum_y p(y)^{1/T}` (T < 1 sharpens, T > 1
@@ -55,7 +58,7 @@ def sampling_transform(probs, temperature=1.0, top_k=None, top_p=None):
     return out / out.sum()
 
 
-def mismatched_output_distribution(p, q, proposal):
+def mismatched_output_distribution(p: Probabilities, q: Probabilities, proposal: Probabilities) -> FloatArray:
     r"""Law of the token one verification step emits when drafts are drawn from ``proposal`` but verified as if from q.
 
     :math:`\text{out}(y) = s(y)\min(1, p(y)/q(y)) + \big(\sum_x s(x)\,[1 - \min(1, p(x)/q(x))]\big)\, r(y)`
@@ -77,10 +80,10 @@ def mismatched_output_distribution(p, q, proposal):
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
     accept = np.minimum(1.0, np.divide(p, q, out=np.zeros_like(p), where=q > 0))
     accepted = proposal * accept
-    return accepted + (1.0 - float(accepted.sum())) * correction_distribution(p, q)
+    return accepted + (1.0 - float(accepted.sum())) * np.asarray(correction_distribution(p, q))
 
 
-def total_variation_distance(p, q) -> float:
+def total_variation_distance(p: Probabilities, q: Probabilities) -> Number:
     r"""How far apart two laws are: :math:`\mathrm{TV}(p, q) = \tfrac12 \sum_x |p(x) - q(x)| = 1 - \alpha`.
 
     The largest difference in probability the two laws give to any event.

@@ -206,7 +206,7 @@ def tree_round_distribution(target, draft, prefix, shape):
     At a node with children shapes :math:`s_1..s_k` and prefix c: with the steps of
     ``multi_draft_steps``, candidate i is token x and accepted with probability
     ``accepted[i][x]``, and the round continues in shape :math:`s_i` from c + (x,);
-    ``correction[y]`` ends it with y; a leaf ends it with a bonus y ~ p(·|c).
+    ``correction[y]`` ends it with y; a leaf ends it with a bonus y ~ p(· | c).
     Fraction models give exact results.
 
     >>> from specdec_lib.toy_models import toy_model_pair

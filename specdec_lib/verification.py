@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import _validate
+from ._types import Rows, Seed
 from .distributions import correction_distribution
 from .sampling import sample_token
 
@@ -25,7 +27,9 @@ class VerifiedRound:
     bonus: bool
 
 
-def verify(draft_tokens, target_probs, draft_probs, rng=None) -> VerifiedRound:
+def verify(
+    draft_tokens: Sequence[int], target_probs: Rows, draft_probs: Rows, rng: Seed = None
+) -> VerifiedRound:
     r"""Verify γ draft tokens against the target, as in Leviathan et al. (2023), Algorithm 1.
 
     For i = 0, 1, …: accept draft token x = ``draft_tokens[i]`` when a fresh uniform
@@ -49,7 +53,12 @@ def verify(draft_tokens, target_probs, draft_probs, rng=None) -> VerifiedRound:
     return verify_unchecked(drafts, p_rows, q_rows, np.random.default_rng(rng))
 
 
-def verify_unchecked(drafts, target_rows, draft_rows, rng: np.random.Generator) -> VerifiedRound:
+def verify_unchecked(
+    drafts: Sequence[int],
+    target_rows: Sequence[np.ndarray],
+    draft_rows: Sequence[np.ndarray],
+    rng: np.random.Generator,
+) -> VerifiedRound:
     """``verify`` without its input checks: the one implementation of the rule, for callers whose rows are valid.
 
     ``verify``, the timed generator (``speculative_generate``) and every variant built on strict

@@ -4,7 +4,6 @@ launching it, and opening pages that are closed after the test."""
 from __future__ import annotations
 
 import os
-import warnings
 from pathlib import Path
 
 import pytest
@@ -34,13 +33,12 @@ def chromium_unavailable() -> str | None:
 
 
 def skip_or_fail(suite: str, reason: str | None) -> None:
-    """Skip with a warning shown in pytest's summary; under SPECDEC_REQUIRE_BROWSER=1 (CI), fail."""
+    """Skip (``-ra`` lists the reason in pytest's summary); under SPECDEC_REQUIRE_BROWSER=1 (CI), fail."""
     if reason is None:
         return
     if os.environ.get("SPECDEC_REQUIRE_BROWSER") == "1":
         pytest.fail(f"SPECDEC_REQUIRE_BROWSER=1 but {reason}")
-    warnings.warn(f"{suite} skipped: {reason}", stacklevel=2)
-    pytest.skip(reason)
+    pytest.skip(f"{suite}: {reason}")
 
 
 def launched_chromium():

@@ -5,29 +5,16 @@ the explorers) is in ``test_site_browser.py``; its report is ``_build/screenshot
 """
 
 import itertools
-import os
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 from bs4 import BeautifulSoup
 
+from specdec_course.explorers import alpha_gamma_explorer, pq_editor, timing_budget_explorer
 from specdec_course.sphinx_site import describe_images
-from specdec_lib.explorers import alpha_gamma_explorer, pq_editor, timing_budget_explorer
 from specdec_lib.plotting import COLORS, DescribedFigure
 
-ROOT = Path(__file__).resolve().parent.parent
-HTML = Path(os.environ.get("SPECDEC_HTML", ROOT / "_build" / "html"))
-PAGES = (
-    sorted(
-        p.relative_to(HTML).as_posix()
-        for p in HTML.rglob("*.html")
-        if p.relative_to(HTML).parts[0] not in ("_static", "_sources", "_images")
-    )
-    if HTML.is_dir()
-    else []
-)
 MATPLOTLIB_TAB10 = {
     "target": "#1f77b4",
     "draft": "#ff7f0e",
@@ -131,14 +118,12 @@ def test_alt_check_flags_file_names_and_accepts_a_message():
     assert [undescribed(i) is None for i in images] == [False, False, True]
 
 
-@pytest.mark.skipif(not (HTML / "index.html").is_file(), reason=f"no built site at {HTML}: run `make book`")
-@pytest.mark.parametrize("page", PAGES)
-def test_every_image_says_what_it_shows(page):
+def test_every_image_says_what_it_shows(built_site, site_page):
     """Figures come from ``DescribedFigure(fig, alt)``; the build copies the description into ``alt``."""
-    soup = BeautifulSoup((HTML / page).read_text(encoding="utf-8"), "html.parser")
+    soup = BeautifulSoup((built_site / site_page).read_text(encoding="utf-8"), "html.parser")
     article = soup.find("article") or soup
     problems = [f"{img.get('src')}: {why}" for img in article.find_all("img") if (why := undescribed(img))]
-    assert not problems, f"{page}: figures without a description: {problems}"
+    assert not problems, f"{site_page}: figures without a description: {problems}"
 
 
 def _figures_standing_alone(soup):
@@ -167,12 +152,10 @@ def test_caption_check_flags_a_figure_between_two_figures():
     assert _figures_standing_alone(soup) == ["b"]
 
 
-@pytest.mark.skipif(not (HTML / "index.html").is_file(), reason=f"no built site at {HTML}: run `make book`")
-@pytest.mark.parametrize("page", [p for p in PAGES if p.startswith("book/")])
-def test_a_figure_without_prose_next_to_it_has_a_caption(page):
-    soup = BeautifulSoup((HTML / page).read_text(encoding="utf-8"), "html.parser")
+def test_a_figure_without_prose_next_to_it_has_a_caption(built_site, chapter_page):
+    soup = BeautifulSoup((built_site / chapter_page).read_text(encoding="utf-8"), "html.parser")
     assert _figures_standing_alone(soup) == [], (
-        f"{page}: figures with neither prose around them nor a caption"
+        f"{chapter_page}: figures with neither prose around them nor a caption"
     )
 
 

@@ -1,15 +1,13 @@
 """The book shows the lesson's numbers on the pages where they belong, and never types a derived number.
 
-Two halves: the built HTML (``SPECDEC_HTML``, default ``_build/html``; ``make test`` builds it
-first) must render the key numbers; and the sources (markdown cells of ``book/*.ipynb`` and
-``book/*.md``) must not contain a derived value typed by hand — derived values reach prose only
-through myst-nb glue roles.
+Two halves: the built HTML (the ``built_site`` fixture) must render the key numbers; and the
+sources (markdown cells of ``book/*.ipynb`` and ``book/*.md``) must not contain a derived value
+typed by hand — derived values reach prose only through myst-nb glue roles.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 import re
 from pathlib import Path
 
@@ -20,7 +18,6 @@ from myst_nb.core.variables import format_plain_text
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
-HTML = Path(os.environ.get("SPECDEC_HTML", ROOT / "_build" / "html"))
 
 # The lesson's derived values: never typed in prose. 0.4 (the rejected mass) is also an everyday
 # number, so it may be typed where it is explicitly marked as an assumed input, [0.4]{.assumed}.
@@ -185,28 +182,23 @@ def test_no_derived_number_is_typed_into_markdown(path):
 
 
 @functools.cache
-def page(relative: str) -> BeautifulSoup:
-    if not (HTML / "index.html").exists():
-        pytest.fail(f"no built site at {HTML}: run make book first (or set SPECDEC_HTML)")
-    path = HTML / relative
-    assert path.exists(), f"{relative} is missing from the built site {HTML}"
+def page(html: Path, relative: str) -> BeautifulSoup:
+    path = html / relative
+    assert path.exists(), f"{relative} is missing from the built site {html}"
     soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
     return soup.find("main") or soup.body
 
 
-def page_text(relative: str) -> str:
-    return page(relative).get_text(" ", strip=True)
-
-
 @pytest.mark.parametrize("relative, number", [(p, n) for p, numbers in PAGE_NUMBERS.items() for n in numbers])
-def test_key_number_is_rendered_on_its_page(relative, number):
-    assert shows(number, page_text(relative)), f"{number} is not shown on {relative}"
+def test_key_number_is_rendered_on_its_page(built_site, relative, number):
+    text = page(built_site, relative).get_text(" ", strip=True)
+    assert shows(number, text), f"{number} is not shown on {relative}"
 
 
-def test_table_1_rows_sit_side_by_side_and_match():
+def test_table_1_rows_sit_side_by_side_and_match(built_site):
     rows = [
         [cell.get_text(strip=True) for cell in tr.find_all("td")]
-        for tr in page("book/tradeoffs.html").find_all("tr")
+        for tr in page(built_site, "book/tradeoffs.html").find_all("tr")
     ]
     for alpha, gamma, speed, ops in TABLE_1:
         assert [alpha, gamma, speed, speed, ops, ops, "yes"] in rows, (
@@ -214,8 +206,8 @@ def test_table_1_rows_sit_side_by_side_and_match():
         )
 
 
-def test_quiz_answers_are_revealable_and_computed():
-    quiz = page("book/quiz.html")
+def test_quiz_answers_are_revealable_and_computed(built_site):
+    quiz = page(built_site, "book/quiz.html")
     cards = quiz.select("div.quiz")
     assert len(cards) >= 15, f"expected at least 15 questions, found {len(cards)}"
     for card in cards:

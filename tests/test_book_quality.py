@@ -2,13 +2,11 @@
 answers, every glued number carries its kind, and figure-only cells are folded.
 
 Sources are the book's notebooks and markdown pages (``book/``); the rendered checks read the built
-site (``SPECDEC_HTML``, default ``_build/html``; ``make test`` builds it first), as
-``test_book_content.py`` does. Each scanner has a negative control: a planted defect it must report.
+site (the ``built_site`` fixture), as ``test_book_content.py`` does. Each scanner has a negative control: a planted defect it must report.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -19,7 +17,6 @@ from bs4 import BeautifulSoup
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
-HTML = Path(os.environ.get("SPECDEC_HTML", ROOT / "_build" / "html"))
 
 KINDS = ("derived", "assumed", "simulated", "measured", "quoted")
 
@@ -174,21 +171,12 @@ def test_kind_checker_reports_an_unmarked_glued_number():
     assert unmarked_glued_numbers(BeautifulSoup(html, "html.parser")) == ["217.8"]
 
 
-def built_pages() -> list[str]:
-    if not (HTML / "index.html").exists():
-        return ["<no built site>"]
-    return sorted(str(p.relative_to(HTML)) for p in (HTML / "book").glob("*.html"))
-
-
-@pytest.mark.parametrize("relative", built_pages())
-def test_every_glued_number_carries_its_kind(relative):
-    if relative == "<no built site>":
-        pytest.fail(f"no built site at {HTML}: run make book first (or set SPECDEC_HTML)")
-    soup = BeautifulSoup((HTML / relative).read_text(encoding="utf-8"), "html.parser")
+def test_every_glued_number_carries_its_kind(built_site, chapter_page):
+    soup = BeautifulSoup((built_site / chapter_page).read_text(encoding="utf-8"), "html.parser")
     main = soup.find("main") or soup.body
     bad = unmarked_glued_numbers(main)
     assert not bad, (
-        f"{relative}: {len(bad)} glued numbers outside a kind span ({', '.join(KINDS)}): {bad[:10]}"
+        f"{chapter_page}: {len(bad)} glued numbers outside a kind span ({', '.join(KINDS)}): {bad[:10]}"
     )
 
 

@@ -75,7 +75,23 @@ def test_optimal_gamma_maximises_improvement():
             improvement_factor(alpha, best, c) >= improvement_factor(alpha, g, c) for g in range(1, 65)
         )
     assert optimal_gamma(1.0, 0.0, max_gamma=10) == 10
-    assert optimal_gamma(0.0, 0.0) == 1  # all factors tie at 1: the smallest wins
+    assert optimal_gamma(0.0, 0.0) == 0  # every factor ties at 1 with plain decoding: don't speculate
+
+
+@pytest.mark.parametrize("alpha, c", [(0.5, 0.5), (0.5, 0.6), (0.3, 0.9), (0.0, 0.1)])
+def test_optimal_gamma_is_zero_when_no_gamma_pays(alpha, c):
+    assert max(improvement_factor(alpha, g, c) for g in range(1, 65)) <= 1
+    assert optimal_gamma(alpha, c) == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.fractions(min_value=0, max_value=1, max_denominator=50),
+    st.fractions(min_value=0, max_value=2, max_denominator=50),
+)
+def test_optimal_gamma_speculates_exactly_when_the_draft_costs_less_than_alpha(alpha, c):
+    """Cor 3.9 and its converse, in exact arithmetic: some γ ≥ 1 pays if and only if c < α."""
+    assert (optimal_gamma(alpha, c, max_gamma=16) >= 1) == (c < alpha)
 
 
 @settings(max_examples=200, deadline=None)
@@ -94,7 +110,7 @@ def test_EK_closed_form(alpha, gamma):
 
 
 def test_every_counting_function_is_exact_for_rational_inputs():
-    from specdec_lib.counting import forward_pass_time
+    from specdec_lib.speedup import forward_pass_time
 
     alpha = F(3, 5)
     results = {
@@ -130,7 +146,7 @@ def test_exact_improvement_factor_is_the_closed_form(alpha, gamma, c):
 
 
 def test_forward_pass_costs_one_step_while_memory_bound():
-    from specdec_lib.counting import forward_pass_time
+    from specdec_lib.speedup import forward_pass_time
 
     one = forward_pass_time(1, 14e9, 3e12, 14e9, 1e15)
     assert forward_pass_time(5, 14e9, 3e12, 14e9, 1e15) == one  # γ + 1 = 5 positions: same cost

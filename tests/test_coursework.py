@@ -332,10 +332,10 @@ ACCEPT_ALL = """\
 def my_verify(draft_tokens, target_probs, draft_probs, rng):
     {patch}return tuple(int(x) for x in draft_tokens) + (sample_token(target_probs[-1], rng),)"""
 FAKE_CHECKER = """\
-import specdec_lib.checker
+import specdec_lib.exactness_check
 class Passed:
     passed, summary = True, "PASS"
-specdec_lib.checker.check_verifier = lambda *args, **kwargs: Passed()
+specdec_lib.exactness_check.check_verifier = lambda *args, **kwargs: Passed()
 """
 
 
@@ -346,7 +346,7 @@ def _verify_submission(handout_text, patch_in_kernel=False, patch_when_called=Fa
         if cell.source.startswith("def residual"):
             cell.source = cell.source.replace("...  # YOUR CODE HERE", residual)
         if cell.source.startswith("def my_verify"):
-            patch = "import specdec_lib.checker as c; c.check_verifier = lambda *a, **k: None\n    "
+            patch = "import specdec_lib.exactness_check as c; c.check_verifier = lambda *a, **k: None\n    "
             cell.source = ACCEPT_ALL.format(patch=patch if patch_when_called else "")
     if patch_in_kernel:
         nb.cells.append(nbformat.v4.new_code_cell(FAKE_CHECKER))

@@ -2,12 +2,11 @@
 the student site (``make book-student``) leaves out every exercise solution, plain and gated, and
 instructor notes.
 
-The scan reads ``_build/html`` (or ``$SPECDEC_HTML``), which ``make test`` builds before pytest.
+The scan reads the built site (the ``built_site`` fixture).
 """
 
 import html
 import json
-import os
 import subprocess
 import sys
 import zipfile
@@ -20,30 +19,28 @@ from specdec_course.coursework.authoring import assignments
 from specdec_course.coursework.leaks import find_leaks, secret_lines
 from specdec_course.coursework.student_site import student_site_config
 
-ROOT = Path(__file__).resolve().parent.parent
-SITE = Path(os.environ.get("SPECDEC_HTML", ROOT / "_build" / "html"))
 SECRETS = {a.name: secret_lines(a) for a in assignments()}
 
 
-def test_built_site_holds_no_solution_or_hidden_test_line_in_any_file():
-    if not (SITE / "index.html").is_file():
-        pytest.fail(f"no built site at {SITE}: run make book first (or set SPECDEC_HTML)")
-    leaks, files = find_leaks(SITE, set().union(*SECRETS.values()))
+def test_built_site_holds_no_solution_or_hidden_test_line_in_any_file(built_site):
+    leaks, files = find_leaks(built_site, set().union(*SECRETS.values()))
     print(
-        f"scanned {files} files under {SITE} for {sum(map(len, SECRETS.values()))} secret lines: {len(leaks)} found"
+        f"scanned {files} files under {built_site} for {sum(map(len, SECRETS.values()))} secret lines: {len(leaks)} found"
     )
     assert files > 100 and all(len(lines) >= 5 for lines in SECRETS.values())
     assert leaks == [], leaks[:5]
 
 
-def test_built_site_offers_each_student_handout():
-    zips = {path.stem: path for path in SITE.glob("_downloads/*/*.zip")}
+def test_built_site_offers_each_student_handout(built_site):
+    zips = {path.stem: path for path in built_site.glob("_downloads/*/*.zip")}
     assert sorted(zips) == sorted(SECRETS)
     for name, path in zips.items():
         with zipfile.ZipFile(path) as bundle:
             assert sorted(bundle.namelist()) == sorted([f"{name}.ipynb", f"tests/{name}.py"])
             assert "YOUR CODE HERE" in bundle.read(f"{name}.ipynb").decode()
-    assert not list(SITE.glob("_downloads/*/*.ipynb")), "a notebook download other than the chapters' own"
+    assert not list(built_site.glob("_downloads/*/*.ipynb")), (
+        "a notebook download other than the chapters' own"
+    )
 
 
 def test_scan_finds_a_planted_line_in_every_form_negative_control(tmp_path):
@@ -134,11 +131,13 @@ def book(tmp_path_factory):
     return book
 
 
+@pytest.mark.slow
 def test_full_site_shows_solutions_negative_control(book):
     html = _build(book)
     assert all(secret in html for secret in PAGE_SECRETS)
 
 
+@pytest.mark.slow
 def test_student_site_omits_solutions_and_instructor_notes(book):
     config = book / "student.yml"
     config.write_text(student_site_config(book / "_config.yml"))

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from browser_support import chromium_unavailable, launched_chromium, opener, skip_or_fail
 
-from specdec_lib import explorers
+from specdec_course import explorers
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "_build" / "screenshots" / "jupyterlab"

@@ -9,6 +9,8 @@ import pytest
 from specdec_lib import VerifierReport, check_verifier, verify, verify_greedy
 from specdec_lib.broken_verifiers import BROKEN_VERIFIERS
 
+pytestmark = pytest.mark.slow  # every test runs check_verifier: thousands of rounds each
+
 
 def test_checker_passes_the_correct_verifier():
     report = check_verifier(verify)

@@ -23,6 +23,19 @@ def test_public_name_has_docstring_with_example(name):
         assert ">>>" in doc, f"{name}'s docstring needs a runnable example"
 
 
+def test_api_reference_lists_every_public_name(built_site):
+    """The appendix is generated from the docstrings: one entry (an anchor) per name in ``__all__``."""
+    page = (built_site / "book" / "api.html").read_text(encoding="utf-8")
+    missing = [name for name in specdec_lib.__all__ if f'id="specdec_lib.{name}"' not in page]
+    assert not missing, f"not on the API page: {missing}"
+
+
+def test_every_page_names_both_licences(built_site, content_page):
+    footer = (built_site / content_page).read_text(encoding="utf-8")
+    assert "BSD 3-Clause License" in footer and "CC BY 4.0" in footer, f"{content_page}: licences not named"
+
+
+@pytest.mark.slow
 def test_failing_cell_fails_the_build(tmp_path):
     book = tmp_path / "book"
     book.mkdir()

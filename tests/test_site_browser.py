@@ -1,6 +1,6 @@
 """The built site in a real browser: Debian's Chromium, driven by Playwright, offline.
 
-Serves ``_build/html`` (or ``$SPECDEC_HTML``) on 127.0.0.1 and checks, for every page: no console
+Serves the built site (the ``built_site`` fixture) on 127.0.0.1 and checks, for every page: no console
 errors, math rendered by MathJax (no TeX errors, no raw ``\\(``), every image loaded, no request
 leaving 127.0.0.1. For the chapters: the lesson's key numbers are visible, each explorer shows
 the numbers ``specdec_lib`` gives after a control is moved, the quiz reveals its answers, the
@@ -21,18 +21,17 @@ import collections
 import functools
 import http.server
 import json
-import os
 import re
 import threading
 from fractions import Fraction as F
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from browser_support import chromium_unavailable, launched_chromium, opener, skip_or_fail
+from conftest import ROOT, site_pages
 
 import specdec_lib as sd
-from specdec_lib.explorers import (
+from specdec_course.explorers import (
     MILLISECONDS,
     NONE,
     PROBABILITY,
@@ -42,19 +41,7 @@ from specdec_lib.explorers import (
     timing_budget_explorer,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
-HTML = Path(os.environ.get("SPECDEC_HTML", ROOT / "_build" / "html"))
-SHOTS = HTML.parent / "screenshots"
 CHAPTERS = ["book/intro", *re.findall(r"file:\s*(\S+)", (ROOT / "_toc.yml").read_text())]
-PAGES = (
-    sorted(
-        p.relative_to(HTML).as_posix()
-        for p in HTML.rglob("*.html")
-        if p.relative_to(HTML).parts[0] not in ("_static", "_sources", "_images")
-    )
-    if HTML.is_dir()
-    else []
-)
 REPORT = {}  # page -> what was checked there; written next to the screenshots
 ALL_REQUESTS = []  # every request of every visit in this module
 AXE = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
@@ -65,15 +52,13 @@ MODES = [(width, scheme) for width in (1280, 390) for scheme in ("light", "dark"
 def _unavailable():
     if reason := chromium_unavailable():
         return reason
-    if not (HTML / "index.html").is_file():
-        return f"no built site at {HTML} (make book)"
     if not AXE.is_file():
         return f"no axe-core at {AXE} (make vendor)"
     return None
 
 
 @pytest.fixture(scope="module")
-def site():
+def site(built_site, shots):
     """Base URL of the built site, served on 127.0.0.1 by a threaded http.server."""
     skip_or_fail("browser tests", _unavailable())
 
@@ -81,11 +66,12 @@ def site():
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(HTML)))
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(built_site))
+    )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_port}/"
     server.shutdown()
-    SHOTS.mkdir(parents=True, exist_ok=True)
     REPORT["all visits"] = {
         "requests": len(ALL_REQUESTS),
         "remote": [
@@ -94,9 +80,9 @@ def site():
             if urlsplit(u).hostname != "127.0.0.1" and not u.startswith(("data:", "blob:"))
         ],
     }
-    (SHOTS / "browser-report.json").write_text(json.dumps(REPORT, indent=1, sort_keys=True))
+    (shots / "browser-report.json").write_text(json.dumps(REPORT, indent=1, sort_keys=True))
     if AXE_RESULTS:
-        (SHOTS / "axe-report.json").write_text(json.dumps(axe_report(AXE_RESULTS), indent=1, sort_keys=True))
+        (shots / "axe-report.json").write_text(json.dumps(axe_report(AXE_RESULTS), indent=1, sort_keys=True))
 
 
 def axe_report(results):
@@ -127,11 +113,13 @@ def browser(site):
 
 
 @pytest.fixture(scope="module")
-def shots():
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    for old in SHOTS.glob("*.png"):  # this module's own; other suites keep theirs in subfolders
+def shots(built_site):
+    """The screenshots' folder, next to the built site."""
+    folder = built_site.parent / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("*.png"):  # this module's own; other suites keep theirs in subfolders
         old.unlink()
-    return SHOTS
+    return folder
 
 
 class Visit:
@@ -199,8 +187,8 @@ BROKEN_IMAGES = """async () => {
   return images.filter(i => !i.complete || i.naturalWidth === 0).map(i => i.getAttribute('src')); }"""
 
 
-@pytest.mark.parametrize("path", PAGES)
-def test_page_loads_offline_with_math_and_images(visit, path):
+def test_page_loads_offline_with_math_and_images(visit, built_site, site_page):
+    path = site_page
     v = visit(path)
     page = v.page
     broken_images = page.evaluate(BROKEN_IMAGES)
@@ -255,9 +243,9 @@ def test_lesson_key_numbers_are_visible(visit, chapter, numbers):
     assert not missing, f"{chapter}: key numbers not visible in the prose: {missing}"
 
 
-def _explorer_page(name):
-    for path in PAGES:
-        if f'data-explorer="{name}"' in (HTML / path).read_text(encoding="utf-8"):
+def _explorer_page(html, name):
+    for path in site_pages(html):
+        if f'data-explorer="{name}"' in (html / path).read_text(encoding="utf-8"):
             return path
     pytest.fail(f"no page carries the {name} explorer")
 
@@ -281,8 +269,8 @@ def _p(value):
     return PROBABILITY.format(float(value))
 
 
-def test_pq_editor_shows_specdec_lib_values_for_every_move(visit):
-    path = _explorer_page("pq-editor")
+def test_pq_editor_shows_specdec_lib_values_for_every_move(visit, built_site):
+    path = _explorer_page(built_site, "pq-editor")
     explorer = visit(path).page.locator('[data-explorer="pq-editor"]')
     checked = 0
     for target, p, qa, qb in [
@@ -316,8 +304,8 @@ def test_pq_editor_shows_specdec_lib_values_for_every_move(visit):
     REPORT.setdefault(path, {})["pq-editor values checked"] = checked
 
 
-def test_alpha_gamma_explorer_shows_the_pmf_of_K(visit):
-    path = _explorer_page("alpha-gamma")
+def test_alpha_gamma_explorer_shows_the_pmf_of_K(visit, built_site):
+    path = _explorer_page(built_site, "alpha-gamma")
     explorer = visit(path).page.locator('[data-explorer="alpha-gamma"]')
     checked = 0
     for alpha_index, gamma in [(12, 2), (16, 4), (20, 1)]:
@@ -336,8 +324,8 @@ def test_alpha_gamma_explorer_shows_the_pmf_of_K(visit):
     REPORT.setdefault(path, {})["alpha-gamma values checked"] = checked
 
 
-def test_timing_budget_explorer_shows_rate_baseline_and_break_even(visit):
-    path = _explorer_page("timing-budget")
+def test_timing_budget_explorer_shows_rate_baseline_and_break_even(visit, built_site):
+    path = _explorer_page(built_site, "timing-budget")
     explorer = visit(path).page.locator('[data-explorer="timing-budget"]')
     checked = 0
     alphas, gammas, verify = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9), (1, 2, 3, 4), list(range(2, 15))
@@ -363,11 +351,11 @@ def test_timing_budget_explorer_shows_rate_baseline_and_break_even(visit):
 
 
 @pytest.mark.parametrize("make", [pq_editor, alpha_gamma_explorer, timing_budget_explorer])
-def test_explorer_works_by_keyboard_alone_and_announces_each_result(visit, make):
+def test_explorer_works_by_keyboard_alone_and_announces_each_result(visit, built_site, make):
     """Tab reaches each labelled control with a visible focus ring; an arrow key moves it; the live region
     (role=status, aria-live=polite) then holds what specdec_lib computes for the new inputs."""
     explorer = make()
-    path = _explorer_page(explorer.name)
+    path = _explorer_page(built_site, explorer.name)
     page = visit(path).page
     root = page.locator(f'[data-explorer="{explorer.name}"]')
     live = root.locator(".specdec-result")
@@ -442,9 +430,11 @@ AXE_RUN = """async () => (await axe.run(document, {resultTypes: ["violations"]})
   nodes: v.nodes.map(n => ({target: n.target.join(" "), html: n.html.slice(0, 160), why: n.failureSummary}))}))"""
 
 
-@pytest.mark.parametrize("path", [p for p in PAGES if p != "index.html"])  # index.html only redirects
-def test_page_is_accessible_in_light_and_dark_at_desktop_and_phone_width(visit, shots, path):
+def test_page_is_accessible_in_light_and_dark_at_desktop_and_phone_width(
+    visit, shots, built_site, content_page
+):
     """axe-core in each mode; chapters must not scroll sideways and leave a screenshot of each mode."""
+    path = content_page
     page = visit(path).page
     page.add_script_tag(path=str(AXE))
     chapter = path[: -len(".html")] in CHAPTERS

@@ -9,7 +9,13 @@ import pytest
 import yaml
 
 import specdec_lib as sd
-from specdec_lib.explorers import PROBABILITY, RATE, alpha_gamma_explorer, pq_editor, timing_budget_explorer
+from specdec_course.explorers import (
+    PROBABILITY,
+    RATE,
+    alpha_gamma_explorer,
+    pq_editor,
+    timing_budget_explorer,
+)
 
 EXPLORERS = [pq_editor, alpha_gamma_explorer, timing_budget_explorer]
 

@@ -90,11 +90,13 @@ def _passes(emissions, prefix):
     return all(pv >= FALSE_FAIL_RATE / len(pvalues) for pv in pvalues), pvalues  # Bonferroni
 
 
+@pytest.mark.slow
 def test_every_position_follows_the_target():
     ok, pvalues = _passes(*_speculative_rounds(verify, 20_000, seed=1))
     assert ok, pvalues
 
 
+@pytest.mark.slow
 def test_negative_control_correction_from_target_fails():
     ok, pvalues = _passes(*_speculative_rounds(_correction_from_target, 20_000, seed=1))
     assert not ok, pvalues
@@ -116,11 +118,13 @@ def _always_accept_first(drafts, p_rows, q_rows, rng):
     return VerifiedRound((drafts[0],) + rest.tokens, rest.num_accepted + 1, rest.bonus)
 
 
+@pytest.mark.slow
 def test_K_follows_truncated_geometric():
     pmf = output_count_pmf(0.6, GAMMA)
     assert chi_square_pvalue(_iid_K_counts(verify, 20_000, seed=2), pmf) >= FALSE_FAIL_RATE
 
 
+@pytest.mark.slow
 def test_negative_control_K_law_of_always_accepting_first_draft_fails():
     pmf = output_count_pmf(0.6, GAMMA)
     assert chi_square_pvalue(_iid_K_counts(_always_accept_first, 20_000, seed=2), pmf) < FALSE_FAIL_RATE

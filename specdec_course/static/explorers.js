@@ -1,4 +1,4 @@
-// The explorers' static twin (specdec_lib.explorers): every state was computed by specdec_lib when the
+// The explorers' static twin (specdec_course.explorers): every state was computed by specdec_lib when the
 // book was built and sits in the explorer's JSON; this script only looks states up and computes nothing.
 // The result updates inside the explorer's live region (.specdec-result), so screen readers announce it.
 function specdecExplorer(root) {

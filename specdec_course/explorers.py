@@ -1,15 +1,16 @@
 """Three explorers of the lesson: live widgets in Jupyter, a precomputed grid on the static site.
 
 Each explorer is a few controls, each with a finite list of options, and a ``state`` function that
-computes everything shown for one choice of options by calling ``specdec_lib``. Displaying an
+formats what ``specdec_lib.explorer_states`` computes for one choice of options. Displaying an
 explorer gives one output with two representations:
 
 * ``application/vnd.jupyter.widget-view+json``: ipywidgets controls; in Jupyter every move calls
   ``state`` again in the kernel (live);
 * ``text/html``: the same display, plus the states of *every* combination of options as inline
   JSON. The site's ``nb_mime_priority_overrides`` prefers this representation in the HTML build,
-  where ``book/_static/explorers.js`` only looks states up (no formula in JavaScript) and
-  ``book/_static/explorers.css`` styles it (the live widget reads the same stylesheet).
+  where ``static/explorers.js`` only looks states up (no formula in JavaScript) and
+  ``static/explorers.css`` styles it (the live widget reads the same stylesheet). Both files ship
+  in this package; ``sphinx_site`` adds ``static/`` to the site's static folders.
 
 The page markup is stable for browser tests: the explorer is ``[data-explorer=NAME]``, its
 controls ``[data-control=NAME]`` (the value is the option's index), the shown option
@@ -33,28 +34,16 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
-from .counting import (
-    break_even_verify_time,
-    expected_output_count,
-    expected_wasted_proposals,
-    output_count_pmf,
-    scenario_rate,
-)
-from .display import vector
-from .distributions import (
-    acceptance_probabilities,
-    acceptance_rate,
-    output_distribution,
-    residual_distribution,
-)
-from .plotting import COLORS
+from specdec_lib.display import vector
+from specdec_lib.explorer_states import output_count_state, pq_state, timing_state
+from specdec_lib.plotting import COLORS
 
 PROBABILITY = "{:.3f}"  # probabilities, acceptance, E[K]
 RATE = "{:.1f}"  # tokens per second
 MILLISECONDS = "{:.2f}"  # times per round
 NONE = "—"  # a quantity that is undefined in this state
 TOKENS = ("A", "B", "C")
-STYLESHEET = Path(__file__).resolve().parent.parent / "book" / "_static" / "explorers.css"  # absent: unstyled
+STATIC = Path(__file__).resolve().parent / "static"  # package data: explorers.css and explorers.js
 
 
 @dataclass(frozen=True)
@@ -189,36 +178,32 @@ def _pq_state(target, qA, qB):
     p, q = list(target), [qA, qB, 1 - qA - qB]
     if q[2] < 0:
         return None
-    alpha = acceptance_rate(p, q)
-    accept = acceptance_probabilities(p, q)
-    try:
-        residual, note = residual_distribution(p, q), ""
-    except ValueError:
-        residual, note = [None] * 3, "p = q: every proposal is accepted, so no residual is ever drawn."
-    if not note and 0 in q:
+    state = pq_state(p, q)
+    if state.residual is None:
+        note = "p = q: every proposal is accepted, so no residual is ever drawn."
+    elif 0 in q:
         note = "q gives a token probability 0: the draft never proposes it, so a(x) is undefined there."
-    output = output_distribution(p, q)
-    v, b = (
-        {
-            "alpha": _p(alpha),
-            "rejected": _p(1 - alpha),
-            "note": note,
-            "equals": "yes" if output == p else "no",
-        },
-        {},
-    )
-    for i in range(3):
-        for key, value in (
-            ("p", p[i]),
-            ("q", q[i]),
-            ("a", accept[i]),
-            ("m", min(p[i], q[i])),
-            ("r", residual[i]),
-            ("o", output[i]),
-        ):
+    else:
+        note = ""
+    columns = {
+        "p": p,
+        "q": q,
+        "a": state.acceptance,
+        "m": state.kept,
+        "r": state.residual or [None] * len(p),
+        "o": state.output,
+    }
+    v = {
+        "alpha": _p(state.alpha),
+        "rejected": _p(state.rejected),
+        "note": note,
+        "equals": "yes" if state.output == p else "no",
+    }
+    b = {"alpha": round(100 * float(state.alpha))}
+    for key, values in columns.items():
+        for i, value in enumerate(values):
             v[f"{key}{i}"] = NONE if value is None else _p(value)
             b[f"{key}{i}"] = 0 if value is None else round(100 * float(value))
-    b["alpha"] = round(100 * float(alpha))
     return {"v": v, "b": b, "h": []}
 
 
@@ -273,14 +258,11 @@ def alpha_gamma_explorer(gamma_max=8, alpha_steps=20):
     )
 
     def state(alpha, gamma):
-        pmf = output_count_pmf(alpha, gamma)
-        v = {
-            "EK": _p(expected_output_count(alpha, gamma)),
-            "wasted": _p(expected_wasted_proposals(alpha, gamma)),
-        }
+        counted = output_count_state(alpha, gamma)
+        v = {"EK": _p(counted.expected), "wasted": _p(counted.wasted)}
         b = {}
         for k in range(1, gamma_max + 2):
-            value = pmf[k - 1] if k <= gamma + 1 else None
+            value = counted.pmf[k - 1] if k <= gamma + 1 else None
             v[f"K{k}"] = NONE if value is None else _p(value)
             b[f"K{k}"] = 0 if value is None else round(100 * float(value))
         return {"v": v, "b": b, "h": [f"K{k}" for k in range(gamma + 2, gamma_max + 2)]}
@@ -319,7 +301,12 @@ def timing_budget_explorer(
     >>> timing_budget_explorer().state_at([2, 1, 10])["v"]["rate"]  # 12 ms verification
     '130.7'
     """
-    baseline = scenario_rate(1, 0, baseline_ms / 1000)
+
+    def budget(alpha, gamma, verify):  # the explorer's times are milliseconds, specdec_lib's seconds
+        return timing_state(
+            alpha, gamma, verify / 1000, draft_ms_per_step / 1000, overhead_ms / 1000, baseline_ms / 1000
+        )
+
     controls = (
         Control("alpha", "acceptance rate α", tuple((f"{a:.1f}", a) for a in alphas), alphas.index(0.6)),
         Control("gamma", "proposals per round γ", tuple((str(g), g) for g in gammas), gammas.index(2)),
@@ -330,21 +317,11 @@ def timing_budget_explorer(
             list(verify_ms).index(6),
         ),
     )
-    scale = max(
-        scenario_rate(
-            expected_output_count(max(alphas), g),
-            g * draft_ms_per_step / 1000,
-            min(verify_ms) / 1000,
-            overhead_ms / 1000,
-        )
-        for g in gammas
-    )
+    scale = max(budget(max(alphas), g, min(verify_ms)).rate for g in gammas)
 
     def state(alpha, gamma, verify):
-        tokens = expected_output_count(alpha, gamma)
-        t_draft = gamma * draft_ms_per_step / 1000
-        rate = scenario_rate(tokens, t_draft, verify / 1000, overhead_ms / 1000)
-        even = break_even_verify_time(tokens, t_draft, overhead_ms / 1000, baseline_ms / 1000)
+        timed = budget(alpha, gamma, verify)
+        rate, baseline = timed.rate, timed.baseline_rate
         verdict = (
             "faster than the baseline"
             if rate > baseline
@@ -353,12 +330,14 @@ def timing_budget_explorer(
             else "level with the baseline"
         )
         v = {
-            "EK": _p(tokens),
-            "round": MILLISECONDS.format(gamma * draft_ms_per_step + verify + overhead_ms),
+            "EK": _p(timed.expected),
+            "round": MILLISECONDS.format(timed.round_time * 1000),
             "rate": RATE.format(rate),
             "baseline": RATE.format(baseline),
-            "ratio": f"{rate / baseline:.2f}",
-            "breakeven": MILLISECONDS.format(even * 1000) if even > 0 else "none (never pays)",
+            "ratio": f"{timed.speedup:.2f}",
+            "breakeven": MILLISECONDS.format(timed.break_even * 1000)
+            if timed.break_even > 0
+            else "none (never pays)",
             "verdict": verdict,
         }
         return {
@@ -391,8 +370,7 @@ def timing_budget_explorer(
 
 def _live_style() -> str:
     """The site's explorer stylesheet, for the live widget (Jupyter does not load the site's CSS)."""
-    path = STYLESHEET
-    return f"<style>{path.read_text(encoding='utf-8')}</style>" if path.is_file() else ""
+    return f"<style>{(STATIC / 'explorers.css').read_text(encoding='utf-8')}</style>"
 
 
 def _p(value):

@@ -8,12 +8,15 @@ under correct verification.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import numpy as np
 
 from . import _validate
+from ._types import Model, Prefix, Rule
 from .greedy import argmax_distribution
 from .sampling import InverseCdf
 from .stats import emitted_count_pvalue, emitted_law_pvalues
@@ -41,7 +44,7 @@ class VerifierReport:
     passed: bool
     summary: str
     problems: tuple[str, ...]
-    pvalues: dict
+    pvalues: dict[str, float]
     threshold: float
 
     def __str__(self) -> str:
@@ -51,13 +54,13 @@ class VerifierReport:
 @dataclass(frozen=True)
 class _Scenario:
     name: str
-    target: object  # model: prefix -> float vector
-    draft: object
-    prefix: tuple
+    target: Model  # float rows
+    draft: Model
+    prefix: Prefix
     gamma: int
 
 
-def _scenarios():
+def _scenarios() -> tuple[_Scenario, ...]:
     target, draft = toy_model_pair(exact=False)
     return (
         _Scenario("prefix-dependent draft", target, draft, (1,), 3),
@@ -66,7 +69,9 @@ def _scenarios():
     )
 
 
-def _structure_problem(out, drafts, gamma, vocab, verdict=None):
+def _structure_problem(
+    out: Any, drafts: list[int], gamma: int, vocab: int, verdict: dict[Prefix, Any] | None = None
+) -> tuple[Prefix | None, str | None]:
     """(emitted tokens or None, why the round breaks the contract or None).
 
     ``verdict``: the rule's exact distribution of emitted tuples given these drafts, when the
@@ -106,7 +111,9 @@ def _structure_problem(out, drafts, gamma, vocab, verdict=None):
     return tokens, None
 
 
-def _draft_paths(draft, prefix, gamma, n_rounds, rng):
+def _draft_paths(
+    draft: Callable[[Prefix], np.ndarray], prefix: Prefix, gamma: int, n_rounds: int, rng: np.random.Generator
+) -> list[list[int]]:
     """Every round's γ drafts at once: position by position, rounds grouped by their drafts so far."""
     paths = np.zeros((n_rounds, gamma), dtype=int)
     for i in range(gamma):
@@ -116,11 +123,11 @@ def _draft_paths(draft, prefix, gamma, n_rounds, rng):
     return paths.tolist()
 
 
-def _memoised(model):
+def _memoised(model: Model) -> Callable[[Prefix], np.ndarray]:
     """``model`` returning read-only float arrays (shared between rounds), each prefix computed once."""
 
     @cache
-    def rows(prefix):
+    def rows(prefix: Prefix) -> np.ndarray:
         row = np.array(model(prefix), dtype=float)
         row.flags.writeable = False
         return row
@@ -128,12 +135,20 @@ def _memoised(model):
     return rows
 
 
-def _run(verify_fn, scenario, n_rounds, rng, emitted_distribution=None):
+def _run(
+    verify_fn: Callable[..., Any],
+    scenario: _Scenario,
+    n_rounds: int,
+    rng: np.random.Generator,
+    emitted_distribution: Rule | None = None,
+) -> tuple[list[Prefix], list[str], str | None]:
     """Draft and verify ``n_rounds`` rounds: (emissions with valid ids, contract violations, crash or None)."""
     target, draft = _memoised(scenario.target), _memoised(scenario.draft)
     prefix, gamma = scenario.prefix, scenario.gamma
     vocab = len(target(prefix))
-    emissions, violations, verdicts = [], [], {}
+    emissions: list[Prefix] = []
+    violations: list[str] = []
+    verdicts: dict[Prefix, dict[Prefix, Any]] = {}
     for drafts in _draft_paths(draft, prefix, gamma, n_rounds, rng):
         p_rows = [target(prefix + tuple(drafts[:i])) for i in range(gamma + 1)]
         q_rows = [draft(prefix + tuple(drafts[:i])) for i in range(gamma)]
@@ -155,10 +170,19 @@ def _run(verify_fn, scenario, n_rounds, rng, emitted_distribution=None):
     return emissions, violations, None
 
 
-def _check_scenario(verify_fn, scenario, n_rounds, rng, greedy, threshold, emitted_distribution):
+def _check_scenario(
+    verify_fn: Callable[..., Any],
+    scenario: _Scenario,
+    n_rounds: int,
+    rng: np.random.Generator,
+    greedy: bool,
+    threshold: float,
+    emitted_distribution: Rule | None,
+) -> tuple[list[str], dict[str, float]]:
     """Problems found and p-values computed in one scenario."""
     emissions, violations, crash = _run(verify_fn, scenario, n_rounds, rng, emitted_distribution)
-    problems, pvalues = [], {}
+    problems: list[str] = []
+    pvalues: dict[str, float] = {}
     if crash:
         problems.append(f"{scenario.name}: {crash}")
     if violations:
@@ -190,7 +214,12 @@ def _check_scenario(verify_fn, scenario, n_rounds, rng, greedy, threshold, emitt
 
 
 def check_verifier(
-    verify_fn, *, seed=0, n_rounds=2000, greedy=False, emitted_distribution=None
+    verify_fn: Callable[..., Any],
+    *,
+    seed: int = 0,
+    n_rounds: int = 2000,
+    greedy: bool = False,
+    emitted_distribution: Rule | None = None,
 ) -> VerifierReport:
     r"""Check that ``verify_fn`` verifies exactly: structure, per-position laws and the K law.
 
@@ -261,12 +290,12 @@ def check_verifier(
     )
 
 
-def _argmax_model(model):
+def _argmax_model(model: Model) -> Model:
     """The greedy version of a model: the one-hot law at its argmax, at every prefix."""
     return lambda prefix: argmax_distribution(model(prefix))
 
 
-def _count_law(target, scenario, emitted_distribution=None):
+def _count_law(target: Model, scenario: _Scenario, emitted_distribution: Rule | None = None) -> np.ndarray:
     """[P(K=1), …, P(K=γ+1)] of one correct round in this scenario (under the given rule, if any)."""
     law = np.zeros(scenario.gamma + 1)
     rounds = round_distribution(
