@@ -56,9 +56,16 @@ def raw_markdown(html: str) -> list[str]:
     return found
 
 
+def titled_sections(html: str):
+    """The page's sections that carry a heading: the reader's table of contents. (sphinx-exercise
+    wraps each exercise body in an untitled ``<section id="exercise-content">``; those are not
+    sections of the chapter.)"""
+    return [s for s in _article(html).select("section") if s.find(re.compile(r"^h[1-6]$"), recursive=False)]
+
+
 def bad_section_ids(html: str) -> list[str]:
     """Section ids that repeat on the page or that Sphinx generated because a title repeated."""
-    ids = [s["id"] for s in _article(html).select("section[id]")]
+    ids = [s.get("id", "") for s in titled_sections(html)]
     repeated = [i for i, n in Counter(ids).items() if n > 1]
     return repeated + [i for i in ids if GENERATED_ID.match(i)]
 
@@ -66,11 +73,11 @@ def bad_section_ids(html: str) -> list[str]:
 def empty_sections(html: str) -> list[str]:
     """Titles of sections that hold nothing but their heading."""
     empty = []
-    for section in _article(html).select("section"):
-        heading = section.find(re.compile(r"^h[1-6]$"))
+    for section in titled_sections(html):
+        heading = section.find(re.compile(r"^h[1-6]$"), recursive=False)
         rest = [c for c in section.find_all(recursive=False) if c is not heading]
         if not any(c.get_text(strip=True) or c.find(["img", "svg", "table", "figure"]) for c in rest):
-            empty.append(heading.get_text(" ", strip=True) if heading else section.get("id", "?"))
+            empty.append(heading.get_text(" ", strip=True))
     return empty
 
 
@@ -116,6 +123,8 @@ def test_negative_control_repeated_and_generated_section_ids_are_caught():
     twice = '<section id="b"><h2>B</h2><p>x</p></section>' * 2
     assert bad_section_ids(PAGE.format(body="x", more=twice)) == ["b"]
     generated = '<section id="id1"><h2>A</h2><p>x</p></section>'
+    untitled = '<section id="exercise-content"><p>x</p></section>' * 2
+    assert bad_section_ids(PAGE.format(body="x", more=untitled)) == []
     assert bad_section_ids(PAGE.format(body="x", more=generated)) == ["id1"]
     assert bad_section_ids(PAGE.format(body="x", more='<section id="c"><h2>C</h2><p>y</p></section>')) == []
 
