@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 
 
@@ -47,9 +48,13 @@ class Table:
     B  0.3
     >>> t._repr_html_().startswith("<table")
     True
+    >>> Table(["x", "p(x)"], [["A"]])
+    Traceback (most recent call last):
+    ...
+    ValueError: rows: every row needs 2 cells, like the header
     """
 
-    def __init__(self, header, rows, caption=""):
+    def __init__(self, header: Sequence[object], rows: Sequence[Sequence[object]], caption: str = "") -> None:
         self.header = [str(h) for h in header]
         self.rows = [[str(c) for c in row] for row in rows]
         if any(len(row) != len(self.header) for row in self.rows):

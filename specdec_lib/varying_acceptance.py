@@ -8,6 +8,7 @@ assumption. Exact (``Fraction`` or int) inputs give exact results.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -87,7 +88,7 @@ def next_position_rate(p, q, next_p, next_q):
 # exact E[K] = Σ_{j≤γ} S_j, follow from these γ + 2 numbers.
 
 
-def run_probabilities_between_rounds(betas, weights, gamma):
+def run_probabilities_between_rounds(betas: Sequence, weights: Sequence, gamma: int) -> list:
     r"""Run probabilities :math:`S_j = \mathbb{E}[\beta^j]`, j = 0 … γ + 1, when each round meets one β.
 
     A round has rate ``betas[i]`` with probability ``weights[i]`` at every position, as in
@@ -107,7 +108,9 @@ def run_probabilities_between_rounds(betas, weights, gamma):
     return run if all(_validate.is_exact(v) for v in (*betas, *weights)) else [float(s) for s in run]
 
 
-def run_probabilities_after_last_token(p, q, next_p, next_q, gamma):
+def run_probabilities_after_last_token(
+    p: Sequence, q: Sequence, next_p: Sequence, next_q: Sequence, gamma: int
+) -> list:
     r"""Run probabilities :math:`S_j`, j = 0 … γ + 1, when each position's pair depends on the last token.
 
     Position 0 compares p with q; after token x the next position compares ``next_p[x]`` with
@@ -174,14 +177,14 @@ class AlphaEstimates:
         "accepted_per_drafted",
     )
 
-    def iid_prediction(self, estimator: str):
+    def iid_prediction(self, estimator: str) -> object:
         """The iid formula Σ αʲ with α = the named estimate (one of ``ESTIMATORS``)."""
         if estimator not in self.ESTIMATORS:
             raise ValueError(f"estimator: one of {self.ESTIMATORS}, got {estimator!r}")
         return expected_output_count(getattr(self, estimator), self.gamma)
 
 
-def alpha_estimates(run):
+def alpha_estimates(run: Sequence) -> AlphaEstimates:
     r"""The four averages of β, and the exact E[K], from run probabilities :math:`S_0 … S_{\gamma+1}`.
 
     ``run[j]`` is P(the first j proposals are all accepted), j = 0 … γ + 1, with ``run[γ + 1]``
@@ -213,7 +216,7 @@ def alpha_estimates(run):
     return AlphaEstimates(*(v if exact else float(v) for v in values), gamma=gamma)
 
 
-def iid_equivalent_alpha(expected_K, gamma, tolerance=1e-12):
+def iid_equivalent_alpha(expected_K: float, gamma: int, tolerance: float = 1e-12) -> float:
     r"""The one α with :math:`\sum_{j=0}^{\gamma}\alpha^j` = ``expected_K`` (bisection; a float).
 
     It exists for any E[K] in [1, γ + 1] because the sum rises with α, but it is fitted to the
@@ -224,7 +227,9 @@ def iid_equivalent_alpha(expected_K, gamma, tolerance=1e-12):
     """
     gamma = _validate.count("gamma", gamma)
     if gamma == 0 or not 1 <= expected_K <= gamma + 1:
-        raise ValueError(f"expected_K: need a value in [1, γ + 1] with γ ≥ 1, got {expected_K} for γ = {gamma}")
+        raise ValueError(
+            f"expected_K: need a value in [1, γ + 1] with γ ≥ 1, got {expected_K} for γ = {gamma}"
+        )
     low, high = 0.0, 1.0
     while high - low > tolerance:
         middle = (low + high) / 2
