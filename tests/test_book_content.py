@@ -205,7 +205,7 @@ def test_key_number_is_rendered_on_its_page(relative, number):
 
 def test_table_1_rows_sit_side_by_side_and_match():
     rows = [
-        [cell.get_text(strip=True) for cell in tr.find_all("td")]
+        [cell.get_text(strip=True) for cell in tr.find_all(["th", "td"])]  # α is the row's header cell
         for tr in page("book/tradeoffs.html").find_all("tr")
     ]
     for alpha, gamma, speed, ops in TABLE_1:
