@@ -197,7 +197,7 @@ def test_key_number_is_rendered_on_its_page(built_site, relative, number):
 
 def test_table_1_rows_sit_side_by_side_and_match(built_site):
     rows = [
-        [cell.get_text(strip=True) for cell in tr.find_all("td")]
+        [cell.get_text(strip=True) for cell in tr.find_all(["th", "td"])]  # α is the row's header cell
         for tr in page(built_site, "book/tradeoffs.html").find_all("tr")
     ]
     for alpha, gamma, speed, ops in TABLE_1:
