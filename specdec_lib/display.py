@@ -73,7 +73,7 @@ class Table:
         self.caption = caption
 
     @staticmethod
-    def _cell(cell) -> tuple[str, str | None]:
+    def _cell(cell: object) -> tuple[str, str | None]:
         text, kind = cell if isinstance(cell, tuple) else (cell, None)
         if kind is not None and kind not in KINDS:
             raise ValueError(f"rows: kind {kind!r} is not one of {', '.join(KINDS)}")
@@ -85,7 +85,7 @@ class Table:
         return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines)
 
     def _repr_html_(self) -> str:
-        def html(cell):
+        def html(cell: tuple[str, str | None]) -> str:
             text, kind = cell
             return f'<span class="{kind}">{escape(text)}</span>' if kind else escape(text)
 

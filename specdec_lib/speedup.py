@@ -61,7 +61,7 @@ def optimal_gamma(alpha: Number, c: Number, max_gamma: int = 64) -> int:
 
     γ = 0 is plain decoding (factor 1), so the answer is 0 exactly when every γ ≥ 1 has a factor
     of at most 1: don't speculate. Ties go to the smallest γ. With γ = 1 the factor is
-    :math:`(1+lpha)/(1+c)`, so some γ pays whenever c < α (Leviathan et al. 2023, Cor 3.9).
+    :math:`(1+\alpha)/(1+c)`, so some γ pays whenever c < α (Leviathan et al. 2023, Cor 3.9).
 
     >>> optimal_gamma(0.8, 0.05)
     8

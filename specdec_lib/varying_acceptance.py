@@ -189,7 +189,7 @@ def alpha_estimates(run: Sequence) -> AlphaEstimates:
 
     ``run[j]`` is P(the first j proposals are all accepted), j = 0 … γ + 1, with ``run[γ + 1]``
     the rate a (γ + 1)-th proposal would have (see :class:`AlphaEstimates` for each formula).
-    Under iid acceptance (:math:`S_j = lpha^j`) the first three all equal α.
+    Under iid acceptance (:math:`S_j = \alpha^j`) the first three all equal α.
 
     >>> from fractions import Fraction as F
     >>> e = alpha_estimates(run_probabilities_between_rounds([1, F(1, 5)], [F(1, 2), F(1, 2)], 2))
@@ -206,14 +206,18 @@ def alpha_estimates(run: Sequence) -> AlphaEstimates:
     gamma = len(run) - 2
     expected = sum(run[: gamma + 1])
     exact = all(_validate.is_exact(s) for s in run)
-    values = (
-        run[1],
-        sum(run[1 : gamma + 1]) / sum(run[:gamma]),
-        sum(run[1:]) / expected,
-        sum(run[1 : gamma + 1]) / gamma,
-        expected,
+
+    def value(v: object) -> object:
+        return v if exact else float(v)  # type: ignore[arg-type]
+
+    return AlphaEstimates(
+        round_start=value(run[1]),
+        per_check=value(sum(run[1 : gamma + 1]) / sum(run[:gamma])),
+        per_position=value(sum(run[1:]) / expected),
+        accepted_per_drafted=value(sum(run[1 : gamma + 1]) / gamma),
+        expected_output_count=value(expected),
+        gamma=gamma,
     )
-    return AlphaEstimates(*(v if exact else float(v) for v in values), gamma=gamma)
 
 
 def iid_equivalent_alpha(expected_K: float, gamma: int, tolerance: float = 1e-12) -> float:
