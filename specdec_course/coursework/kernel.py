@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import nbformat
+import zmq
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
@@ -35,6 +36,7 @@ MAX_OUTPUT_BYTES = 1_000_000  # cell output beyond this is reported (all output 
 MAX_FILE_BYTES = 200_000_000  # any one file a sandboxed process writes
 PROCESSES = 64  # processes and threads one sandbox may run at once
 GB = 1e9
+SEND_SECONDS = 10  # a request the kernel does not take within this is a kernel that stopped answering
 
 
 def sandbox_command(workdir: Path, memory: int, cpu_seconds: float, *, read=(), sockets=(), read_dirs=None):
@@ -88,9 +90,21 @@ class _SandboxedKernel(AsyncKernelManager):
 
 
 class _QuietClient(NotebookClient):
-    """Keeps only error outputs (grading never shows output) and counts the bytes it dropped."""
+    """Keeps only error outputs (grading never shows output) and counts the bytes it dropped.
+
+    A kernel whose sockets the submission broke must not hang the grader: a message that cannot
+    be sent within ``SEND_SECONDS`` raises ``zmq.Again`` instead of blocking for ever.
+    """
 
     output_bytes = 0
+
+    async def async_start_new_kernel_client(self):
+        client = await super().async_start_new_kernel_client()
+        for channel in (client.shell_channel, client.control_channel, client.stdin_channel):
+            channel.socket.setsockopt(zmq.SNDTIMEO, SEND_SECONDS * 1000)
+        return client
+
+    start_new_kernel_client = run_sync(async_start_new_kernel_client)
 
     def output(self, outs, msg, display_id, cell_index):
         if msg["msg_type"] == "error":
@@ -162,6 +176,8 @@ def run_notebook(code: list[str], names: list[str], limits, scratch: Path, token
                 f"the kernel died (memory limit of {limits.memory / GB:g} GB exceeded, "
                 "or the code ended the process)"
             )
+        except zmq.ZMQError:
+            problems.append("the kernel stopped answering (its code broke its connection to the grader)")
         finally:
             end_kernel(km, token)
     return problems, answers
@@ -207,6 +223,6 @@ def _answers(client, seconds=10) -> bool:
     client.timeout = seconds
     try:
         client.execute_cell(nbformat.v4.new_code_cell("pass"), 0)
-    except CellTimeoutError:
+    except (CellTimeoutError, zmq.ZMQError):
         return False
     return True

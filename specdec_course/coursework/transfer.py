@@ -260,11 +260,23 @@ def load_data(values: dict, namespace: dict, problems: dict) -> None:
 
 
 def load_code(values: dict, namespace: dict, problems: dict) -> None:
-    """Library callables by name and functions compiled afresh, with ``namespace`` as their globals."""
-    for name, data in values.items():
-        if not is_code(data):
-            continue
-        try:
-            namespace[name] = _compile_function(data, namespace) if data["$"] == "function" else decode(data)
-        except Exception as exc:
-            problems[name] = f"{type(exc).__name__}: {exc}"
+    """Library callables by name and functions compiled afresh, with ``namespace`` as their globals.
+
+    A function whose definition uses another (a decorator, a default value) is compiled again after
+    the others, until a round compiles nothing new.
+    """
+    todo = [name for name, data in values.items() if is_code(data)]
+    while todo:
+        failed = {}
+        for name in todo:
+            data = values[name]
+            try:
+                namespace[name] = (
+                    _compile_function(data, namespace) if data["$"] == "function" else decode(data)
+                )
+            except Exception as exc:
+                failed[name] = f"{type(exc).__name__}: {exc}"
+        if len(failed) == len(todo):
+            problems.update(failed)
+            return
+        todo = list(failed)
