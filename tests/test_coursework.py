@@ -116,8 +116,8 @@ def test_verifier_self_check_rejects_every_planted_bug_with_the_checker_summary(
     assert any(f is not None and f.startswith("FAIL (") for f in feedback), feedback
 
 
-def test_answers_cross_to_the_checker_as_plain_data_and_impostors_do_not(tmp_path):
-    from specdec_course.coursework.transfer import export, load
+def test_answers_cross_to_the_grader_as_plain_data_and_impostors_do_not(tmp_path):
+    from specdec_course.coursework.transfer import export, load_data, read_answers
 
     class AlwaysEqual(float):
         def __eq__(self, other):
@@ -135,7 +135,8 @@ def test_answers_cross_to_the_checker_as_plain_data_and_impostors_do_not(tmp_pat
     }
     export(answers, list(answers), tmp_path / "answers.json")
     got = {}
-    problems = load((tmp_path / "answers.json").read_text(), got)
+    values, problems = read_answers((tmp_path / "answers.json").read_text())
+    load_data(values, got, problems)
     assert np.array_equal(got["x"], answers["x"]) and type(got["k"]) is np.int64 and got["k"] == 3
     assert (got["c"], got["d"], got["np"]) == ([1, (2.5, None, ...)], {1: "a"}, np) and got["nan"] != got[
         "nan"

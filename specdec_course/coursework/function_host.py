@@ -5,9 +5,12 @@ specdec_course.coursework.function_host`` in the sandbox and sends it, over a pi
 exported answers, the assignment's given code and whether ``specdec_lib``'s verifiers are switched
 off. That process compiles the functions (a default argument, decorator or class body that runs
 code runs here, where nothing can be won), then answers calls: the grader's ``HostedFunction``
-sends the arguments as plain data (``transfer``; a numpy ``Generator`` as its state, copied back
-after the call so the caller's stream moves on as if the function had drawn from it) and gets back
-plain data or the name of the exception raised. The tests and their assertions stay in the grader.
+sends the arguments, plain data only (checked with ``transfer.encode``, then pickled: the grader
+trusts its own data, and pickling is what keeps a call cheap; a numpy ``Generator`` travels with
+its state, which is copied back after the call so the caller's stream moves on as if the function
+had drawn from it). The answer comes back as JSON, plain data or the name of the exception raised,
+and is read by ``transfer.decode``, which never runs code. The tests and their assertions stay in
+the grader.
 
 "Implement, don't call": unless the assignment allows them, every ``specdec_lib`` function whose
 name starts with ``verify`` has its code replaced, in this process, by one that raises
@@ -23,9 +26,11 @@ import contextlib
 import importlib
 import json
 import os
+import pickle
 import pkgutil
 import select
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -97,7 +102,8 @@ class FunctionHost:
 
     def _exchange(self, message: dict, deadline: float) -> dict:
         try:
-            self.process.stdin.write(json.dumps(message).encode() + b"\n")
+            payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+            self.process.stdin.write(struct.pack("<Q", len(payload)) + payload)
             self.process.stdin.flush()
             reply = json.loads(read_line(self.process.stdout.fileno(), deadline, self._buffer))
             if not isinstance(reply, dict):
@@ -118,15 +124,22 @@ class FunctionHost:
     def call(self, name: str, args: tuple, kwargs: dict):
         if self.process is None:
             self._start()
-        generators = [a for a in (*args, *kwargs.values()) if type(a).__name__ == "Generator"]
+        generators = []
+
+        def outgoing(value):
+            if type(value).__name__ == "Generator":
+                generators.append(value)
+                return GeneratorState(value.bit_generator.state)
+            return value
+
         message = {
             "call": name,
-            "args": [encode(a) for a in args],
-            "kwargs": {str(k): encode(v) for k, v in kwargs.items()},
+            "args": [outgoing(a) for a in args],
+            "kwargs": {k: outgoing(v) for k, v in kwargs.items()},
         }
         reply = self._exchange(message, deadline=time.monotonic() + self.time_limit)
         for generator, state in zip(generators, reply.get("generators", [])):
-            generator.bit_generator.state = decode(state)
+            generator.bit_generator.state = decode(state) if "$" in state else state  # numpy checks it
         if "raised" in reply:
             error = _BUILTIN_ERRORS.get(str(reply["raised"]), RuntimeError)
             raise error(f"{str(reply['raised'])[:60]}: {str(reply.get('message', ''))[:300]}")
@@ -142,6 +155,13 @@ class FunctionHost:
                 with contextlib.suppress(OSError):
                     pipe.close()
             self.process = None
+
+
+class GeneratorState:
+    """A numpy ``Generator`` argument on its way to the host: its state only (unpickling one is slow)."""
+
+    def __init__(self, state: dict):
+        self.state = state
 
 
 class HostedFunction:
@@ -195,12 +215,26 @@ def switch_off_verifiers() -> list[str]:
     return sorted(set(done))
 
 
+def _state(generator) -> dict:
+    state = generator.bit_generator.state
+    try:
+        json.dumps(state)  # PCG64's is plain JSON already: cheaper to send as it is
+        return state
+    except TypeError:  # MT19937 holds an array
+        return encode(state)
+
+
 def main() -> None:
     replies = os.fdopen(os.dup(1), "wb")
     quiet = os.open(os.devnull, os.O_WRONLY)
     os.dup2(quiet, 1)  # the submission's prints go nowhere
     requests = sys.stdin.buffer
-    setup = json.loads(requests.readline())
+
+    def receive():
+        size = requests.read(8)
+        return pickle.loads(requests.read(struct.unpack("<Q", size)[0])) if len(size) == 8 else None
+
+    setup = receive()
     _import_library()
     if not setup.get("library_verifiers"):
         switch_off_verifiers()
@@ -220,20 +254,35 @@ def main() -> None:
         replies.flush()
 
     send({"problems": problems})
-    for line in requests:
-        request = json.loads(line)
-        args = [decode(a) for a in request["args"]]
-        kwargs = {k: decode(v) for k, v in request["kwargs"].items()}
-        generators = [a for a in (*args, *kwargs.values()) if type(a).__name__ == "Generator"]
+    import numpy as np
+
+    cache = {}
+
+    def incoming(value):
+        if not isinstance(value, GeneratorState):
+            return value
+        name = value.state["bit_generator"]
+        if name not in cache:
+            cache[name] = np.random.Generator(getattr(np.random, name)())
+        cache[name].bit_generator.state = value.state
+        generators.append(cache[name])
+        return cache[name]
+
+    while (request := receive()) is not None:
+        generators = []
+        args = [incoming(a) for a in request["args"]]
+        kwargs = {k: incoming(v) for k, v in request["kwargs"].items()}
         try:
             value = namespace[request["call"]](*args, **kwargs)
             reply = {"value": encode(value)}
         except BaseException as exc:  # the function's failure is the test's feedback
             reply = {"raised": type(exc).__name__, "message": str(exc)[:300]}
-        reply["generators"] = [encode(g.bit_generator.state) for g in generators]
+        reply["generators"] = [_state(g) for g in generators]
         send(reply)
     os._exit(0)  # no atexit hook the submission registered runs
 
 
 if __name__ == "__main__":
-    main()
+    from specdec_course.coursework import function_host  # as importable: the pickled GeneratorState is its class
+
+    function_host.main()

@@ -86,7 +86,14 @@ _BIT_GENERATORS = frozenset({"PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"}
 
 
 def encode(value, todo=None):
-    """``value`` as JSON-ready plain data; functions only when ``todo`` collects the globals they read."""
+    """``value`` as JSON-ready plain data; functions only when ``todo`` collects the globals they read.
+
+    >>> encode((1, 0.5, None))
+    {'$': 'tuple', 'v': [1, 0.5, None]}
+    >>> encode(print)
+    Traceback (most recent call last):
+    TypeError: a builtins.builtin_function_or_method (only plain data crosses here)
+    """
     kind = type(value)
     if kind in _SCALARS:
         return (
@@ -104,7 +111,7 @@ def encode(value, todo=None):
         return {"$": _CONTAINERS[kind], "v": [encode(item, todo) for item in value]}
     if kind is dict:
         return {"$": "dict", "v": [[encode(k, todo), encode(v, todo)] for k, v in value.items()]}
-    if dataclasses.is_dataclass(value) and _is_trusted(kind.__module__):
+    if dataclasses.is_dataclass(kind) and _is_trusted(kind.__module__):
         fields = {f.name: encode(getattr(value, f.name), todo) for f in dataclasses.fields(value)}
         return {"$": "dataclass", "module": kind.__module__, "qualname": kind.__qualname__, "v": fields}
     if kind is types.ModuleType and _is_trusted(value.__name__):
@@ -176,7 +183,14 @@ def _trusted_attribute(module: str, qualname: str):
 
 
 def decode(data):
-    """Python objects from ``encode``'s data; raises ``ValueError`` for anything that is not plain data."""
+    """Python objects from ``encode``'s data; raises ``ValueError`` for anything that is not plain data.
+
+    >>> decode(encode({"k": (1, 2.5, ...)}))
+    {'k': (1, 2.5, Ellipsis)}
+    >>> decode({"$": "import", "module": "os", "qualname": "system"})
+    Traceback (most recent call last):
+    ValueError: 'os' is not one of the trusted packages
+    """
     import numpy as np
 
     if not isinstance(data, dict):
