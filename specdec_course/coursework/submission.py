@@ -153,7 +153,7 @@ def run_tests(
     """Run the cases here against exported answers; return (feedback per case, problems by name).
 
     Plain data is decoded into the tests' namespace, then ``given`` (trusted) code runs, then each
-    submitted function enters as a ``HostedFunction``; the host starts at the first call.
+    submitted function enters as a ``HostedFunction`` whose host starts before the first case.
     """
     values, problems = read_answers(answers)
     namespace = {"__name__": "__main__", "__builtins__": builtins}
