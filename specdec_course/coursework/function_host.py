@@ -283,6 +283,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from specdec_course.coursework import function_host  # as importable: the pickled GeneratorState is its class
+    # run the importable module's main, so the GeneratorState the grader pickles is this class
+    from specdec_course.coursework import function_host
 
     function_host.main()
