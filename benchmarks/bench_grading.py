@@ -4,7 +4,8 @@
 ``alpha_residual`` (two in five correct, two in five partly correct, one in five hostile: a numpy
 patch, a fake score, a 20 GB allocation against the 2 GB limit, a file that is not a notebook), grades
 the folder once at each --jobs, and prints the rates measured in this one run. Each submission costs a
-kernel and a checker process, so the ratio says how well two workers use the machine's cores.
+sandboxed kernel (its tests run in the worker, which starts once per --jobs slot), so the ratio says
+how well two workers use the machine's cores. The machine may be shared: the load average is printed.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from pathlib import Path
 import nbformat
 
 from specdec_course.coursework.authoring import load_assignment
-from specdec_course.coursework.grading import Limits, grade_folder
+from specdec_course.coursework.batch import grade_folder
 from specdec_course.coursework.student import student_notebook
+from specdec_course.coursework.submission import Limits
 
 HOSTILE = [
     "import numpy\nnumpy.allclose = lambda *args, **kwargs: True",

@@ -1,8 +1,9 @@
 """Coursework: the student edition hides solutions, self-checks explain, batch grading survives anything.
 
-Grading starts one sandboxed kernel and one checker process per submission (a few seconds each
-here); the hostile set, tamperers and a memory hog included, is graded in one batch at --jobs 2
-with a short time limit, so the endless loops cost TIME_LIMIT seconds once.
+Grading starts one sandboxed kernel per submission (a few seconds each here); the hostile set,
+tamperers and a memory hog included, is graded in one batch at --jobs 2 with a short time limit,
+so the endless loops cost TIME_LIMIT seconds once. The red team's attacks on the grader itself
+(other rows, the terminal, the network, submitted functions) are in test_grading_attacks.py.
 """
 
 import csv
@@ -19,11 +20,13 @@ import pytest
 from specdec_course.coursework import Grader
 from specdec_course.coursework.__main__ import main
 from specdec_course.coursework.authoring import assignments, load_assignment
-from specdec_course.coursework.grading import GB, Limits, grade_folder
+from specdec_course.coursework.batch import grade_folder
+from specdec_course.coursework.kernel import GB
 from specdec_course.coursework.leaks import secret_lines, words
 from specdec_course.coursework.sandbox import landlock_abi
 from specdec_course.coursework.selfcheck import GRADING_ENV, run_case
 from specdec_course.coursework.student import student_notebook, write_student_edition
+from specdec_course.coursework.submission import Limits
 from specdec_lib.broken_verifiers import BROKEN_VERIFIERS
 
 TIME_LIMIT = 20  # seconds per submission's cells in these tests
@@ -113,8 +116,8 @@ def test_verifier_self_check_rejects_every_planted_bug_with_the_checker_summary(
     assert any(f is not None and f.startswith("FAIL (") for f in feedback), feedback
 
 
-def test_answers_cross_to_the_checker_as_plain_data_and_impostors_do_not(tmp_path):
-    from specdec_course.coursework.transfer import export, load
+def test_answers_cross_to_the_grader_as_plain_data_and_impostors_do_not(tmp_path):
+    from specdec_course.coursework.transfer import export, load_data, read_answers
 
     class AlwaysEqual(float):
         def __eq__(self, other):
@@ -132,7 +135,8 @@ def test_answers_cross_to_the_checker_as_plain_data_and_impostors_do_not(tmp_pat
     }
     export(answers, list(answers), tmp_path / "answers.json")
     got = {}
-    problems = load((tmp_path / "answers.json").read_text(), got)
+    values, problems = read_answers((tmp_path / "answers.json").read_text())
+    load_data(values, got, problems)
     assert np.array_equal(got["x"], answers["x"]) and type(got["k"]) is np.int64 and got["k"] == 3
     assert (got["c"], got["d"], got["np"]) == ([1, (2.5, None, ...)], {1: "a"}, np) and got["nan"] != got[
         "nan"
@@ -180,9 +184,9 @@ specdec_lib.acceptance_rate = lambda p, q: alpha""",  # [4]
 import builtins
 builtins.abs = lambda x: 0""",  # [4]
     "patches_grader.ipynb": """\
-import specdec_course.coursework.checker as checker, specdec_course.coursework.selfcheck as selfcheck
+import specdec_course.coursework.submission as submission, specdec_course.coursework.selfcheck as selfcheck
 selfcheck.run_case = lambda *args, **kwargs: None
-checker.check = lambda request: {"feedback": [None] * len(request["cases"]), "problems": {}}""",  # [6]
+submission.run_tests = lambda answers, cases, *args, **kwargs: ([None] * len(cases), {})""",  # [6]
     "fake_score.ipynb": """\
 import glob
 print("alpha_residual: 6/6 points, every test passed")
@@ -324,67 +328,6 @@ def test_every_file_gets_a_row_within_the_time_limit(hostile_grades):
     assert (
         max(g.seconds for g in returned) < 3 * TIME_LIMIT + 30
     )  # loops are cut at TIME_LIMIT; start-up and tests are short
-
-
-# implement_verify: functions cross to the checker as source. Both submissions below have a right
-# residual (q1: 2) and a verifier that accepts every draft (wrong: only the shape check, 1 point).
-ACCEPT_ALL = """\
-def my_verify(draft_tokens, target_probs, draft_probs, rng):
-    {patch}return tuple(int(x) for x in draft_tokens) + (sample_token(target_probs[-1], rng),)"""
-FAKE_CHECKER = """\
-import specdec_lib.exactness_check
-class Passed:
-    passed, summary = True, "PASS"
-specdec_lib.exactness_check.check_verifier = lambda *args, **kwargs: Passed()
-"""
-
-
-def _verify_submission(handout_text, patch_in_kernel=False, patch_when_called=False):
-    nb = nbformat.reads(handout_text, as_version=4)
-    residual = "positive = np.maximum(np.asarray(p, float) - np.asarray(q, float), 0.0)\n    return positive / positive.sum()"
-    for cell in nb.cells:
-        if cell.source.startswith("def residual"):
-            cell.source = cell.source.replace("...  # YOUR CODE HERE", residual)
-        if cell.source.startswith("def my_verify"):
-            patch = "import specdec_lib.exactness_check as c; c.check_verifier = lambda *a, **k: None\n    "
-            cell.source = ACCEPT_ALL.format(patch=patch if patch_when_called else "")
-    if patch_in_kernel:
-        nb.cells.append(nbformat.v4.new_code_cell(FAKE_CHECKER))
-    return nbformat.writes(nb)
-
-
-@pytest.fixture(scope="module")
-def verify_grades(tmp_path_factory, handout):
-    folder = tmp_path_factory.mktemp("verify")
-    text = (handout / "implement_verify.ipynb").read_text()
-    files = {
-        "solution.ipynb": nbformat.writes(load_assignment("implement_verify").notebook),
-        "untouched.ipynb": text,
-        "fakes_checker_in_kernel.ipynb": _verify_submission(text, patch_in_kernel=True),
-        "patches_checker_when_called.ipynb": _verify_submission(text, patch_when_called=True),
-    }
-    for name, content in files.items():
-        (folder / name).write_text(content)
-    grade_folder(load_assignment("implement_verify"), folder, folder / "grades.csv", Limits(time=60), jobs=2)
-    return _read_rows(folder / "grades.csv")
-
-
-def test_submitted_functions_are_rebuilt_from_source_in_the_checker(verify_grades):
-    rows = verify_grades
-    assert (int(rows["solution.ipynb"]["total"]), rows["solution.ipynb"]["error"]) == (
-        _full_marks("implement_verify"),
-        "",
-    )
-    assert int(rows["untouched.ipynb"]["total"]) == 0
-    assert (rows["fakes_checker_in_kernel.ipynb"]["q1"], rows["fakes_checker_in_kernel.ipynb"]["q2"]) == (
-        "2",
-        "1",
-    )
-
-
-def test_a_function_that_patches_the_checks_when_called_gets_no_credit_for_them(verify_grades):
-    row = verify_grades["patches_checker_when_called.ipynb"]
-    assert (row["q1"], row["q2"]) == ("2", "0")  # q1's cases ran before my_verify was first called
 
 
 def test_interrupted_grading_keeps_finished_rows_and_resumes(handout, tmp_path):

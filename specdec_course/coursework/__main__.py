@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 
 from .authoring import load_assignment, parse_test_cases
-from .grading import GB, Limits, SubmissionError, execute_and_test, grade_folder, read_submission
+from .batch import grade_folder
+from .kernel import GB
+from .submission import Limits, SubmissionError, execute_and_test, read_submission
 
 DEFAULT_STUDENT_DIR = "_build/handout"
 

@@ -8,7 +8,12 @@ The markers follow otter-grader's conventions, so an instructor who knows otter 
 * A code cell whose first line is ``# TEST q1: 2 points`` is one public test case of
   question ``q1``; ``# HIDDEN TEST q1: 2 points`` is a hidden one (points default to 1).
   A test case is plain Python that raises ``AssertionError`` with a message saying what
-  is wrong. It imports what it needs itself and reads only the student's answers.
+  is wrong. It imports what it needs itself and reads only the student's answers: plain data,
+  and functions it may call with plain data (numbers, arrays, a numpy ``Generator``).
+* Submitted functions run where ``specdec_lib``'s verifiers (``verify*``) refuse to run, so an
+  assignment that asks for a verifier cannot be answered by calling one. An assignment whose
+  functions may call them sets ``"coursework": {"library_verifiers": "allowed"}`` in the
+  notebook's metadata.
 
 In the source notebook every cell runs as written, so nbval checks that the solutions
 pass their own tests.
@@ -20,11 +25,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
-
-from ..notebooks import ROOT
-
-COURSEWORK_DIR = ROOT / "coursework"
+COURSEWORK_DIR = Path(__file__).resolve().parents[2] / "coursework"  # nbformat is imported only to read one
 TEST_HEADER = re.compile(r"^# (HIDDEN )?TEST (\w+)(?:\s*:\s*(\d+) points?)?\s*$", re.MULTILINE)
 CODE_PLACEHOLDER = "...  # YOUR CODE HERE"
 ANSWER_PLACEHOLDER = "*Write your answer here.*"
@@ -119,7 +120,7 @@ class Assignment:
     """A source notebook read once: its name, cells and test cases."""
 
     name: str
-    notebook: nbformat.NotebookNode
+    notebook: object  # an nbformat.NotebookNode
     cases: tuple[TestCase, ...]
 
     @property
@@ -139,9 +140,15 @@ def load_assignment(name_or_path) -> Assignment:
     if not path.is_file():
         known = ", ".join(sorted(p.stem for p in COURSEWORK_DIR.glob("*.ipynb")))
         raise ValueError(f"assignment: no source notebook {path} (known assignments: {known})")
-    notebook = nbformat.read(path, as_version=4)
+    import nbformat  # slow to import (its schema validator), and the student's kernel never needs it
+
+    return read_assignment(path.stem, nbformat.read(path, as_version=4))
+
+
+def read_assignment(name: str, notebook) -> Assignment:
+    """An assignment from its source notebook, already read."""
     cases = [case for cell in notebook.cells if is_test_cell(cell) for case in parse_test_cases(cell.source)]
-    return Assignment(path.stem, notebook, tuple(cases))
+    return Assignment(name, notebook, tuple(cases))
 
 
 def assignments() -> list[Assignment]:

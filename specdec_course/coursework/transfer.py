@@ -1,19 +1,22 @@
-"""Moving a submission's answers out of its kernel as plain data, and back into Python in the checker.
+"""Plain data across process boundaries: answers out of the kernel, calls to and from submitted functions.
 
-``export`` runs in the submission's kernel and writes JSON; ``load`` runs in the checker and builds
-fresh objects from it. Only exact built-in data types cross: numbers, strings, ``None``, ``...``,
-fractions, containers of them, and numpy arrays and scalars of numeric dtypes (a subclass that
-overrides ``==`` arrives as "cannot be transferred"). A function crosses as its source code, which
-the checker compiles again; the globals it uses cross the same way, and a module or a library
-function crosses as its name, which the checker imports itself. So nothing the submission patched
-in its kernel (numpy, ``specdec_lib``, the grader, ``builtins``) reaches the checks. JSON is read
-without ever unpickling, so the file cannot make the checker run code by being loaded.
+``export`` runs in the submission's kernel and writes JSON. Only exact built-in data types cross:
+numbers, strings, ``None``, ``...``, fractions, containers of them, numpy arrays and scalars of
+numeric dtypes, and instances of the trusted packages' dataclasses (such as ``VerifiedRound``),
+rebuilt field by field; a subclass that overrides ``==`` arrives as "cannot be transferred". A
+function crosses as its source code; the globals it uses cross the same way, and a module or a
+library function crosses as its name. ``decode`` turns data back into Python and never runs
+submitted code; functions are compiled again only in the sandboxed process that runs them
+(``function_host``), never where the tests run. So nothing the submission patched in its kernel
+(numpy, ``specdec_lib``, the grader, ``builtins``) reaches the checks. JSON is read without ever
+unpickling, so no file can make the grader run code by being loaded.
 """
 
 from __future__ import annotations
 
 import base64
 import builtins
+import dataclasses
 import importlib
 import inspect
 import json
@@ -79,7 +82,18 @@ def _is_trusted(module_name) -> bool:
     return isinstance(module_name, str) and module_name.split(".")[0] in TRUSTED_PACKAGES
 
 
-def _encode(value, todo):
+_BIT_GENERATORS = frozenset({"PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"})
+
+
+def encode(value, todo=None):
+    """``value`` as JSON-ready plain data; functions only when ``todo`` collects the globals they read.
+
+    >>> encode((1, 0.5, None))
+    {'$': 'tuple', 'v': [1, 0.5, None]}
+    >>> encode(print)
+    Traceback (most recent call last):
+    TypeError: a builtins.builtin_function_or_method (only plain data crosses here)
+    """
     kind = type(value)
     if kind in _SCALARS:
         return (
@@ -94,9 +108,12 @@ def _encode(value, todo):
     if kind is Fraction:
         return {"$": "fraction", "v": [value.numerator, value.denominator]}
     if kind in _CONTAINERS:
-        return {"$": _CONTAINERS[kind], "v": [_encode(item, todo) for item in value]}
+        return {"$": _CONTAINERS[kind], "v": [encode(item, todo) for item in value]}
     if kind is dict:
-        return {"$": "dict", "v": [[_encode(k, todo), _encode(v, todo)] for k, v in value.items()]}
+        return {"$": "dict", "v": [[encode(k, todo), encode(v, todo)] for k, v in value.items()]}
+    if dataclasses.is_dataclass(kind) and _is_trusted(kind.__module__):
+        fields = {f.name: encode(getattr(value, f.name), todo) for f in dataclasses.fields(value)}
+        return {"$": "dataclass", "module": kind.__module__, "qualname": kind.__qualname__, "v": fields}
     if kind is types.ModuleType and _is_trusted(value.__name__):
         return {"$": "module", "name": value.__name__}
     import numpy as np
@@ -111,6 +128,11 @@ def _encode(value, todo):
             "shape": value.shape,
             "data": base64.b64encode(value.tobytes()).decode(),
         }
+    if kind is np.random.Generator and type(value.bit_generator).__name__ in _BIT_GENERATORS:
+        state = value.bit_generator.state
+        return {"$": "generator", "bit_generator": state["bit_generator"], "state": encode(state)}
+    if todo is None:
+        raise TypeError(f"a {kind.__module__}.{kind.__qualname__} (only plain data crosses here)")
     if kind is types.FunctionType and value.__module__ == "__main__":
         if value.__closure__:
             raise TypeError("a function defined inside another function (define it at the top level)")
@@ -140,7 +162,7 @@ def export(namespace: dict, names, path: str) -> None:
         name = min(todo - done)
         done.add(name)
         try:
-            values[name] = _encode(namespace[name], todo)
+            values[name] = encode(namespace[name], todo)
         except Exception as exc:  # anything odd about a value means it does not cross
             problems[name] = f"{type(exc).__name__}: {exc}" if not isinstance(exc, TypeError) else str(exc)
         todo &= set(namespace)
@@ -148,10 +170,27 @@ def export(namespace: dict, names, path: str) -> None:
         json.dump({"values": values, "problems": problems}, handle)
 
 
-# --- in the checker ----------------------------------------------------------------------------------
+# --- where the answers arrive ------------------------------------------------------------------------
 
 
-def _decode(data):
+def _trusted_attribute(module: str, qualname: str):
+    if not _is_trusted(module):
+        raise ValueError(f"{module!r} is not one of the trusted packages")
+    value = importlib.import_module(module)
+    for part in str(qualname).split("."):
+        value = getattr(value, part)
+    return value
+
+
+def decode(data):
+    """Python objects from ``encode``'s data; raises ``ValueError`` for anything that is not plain data.
+
+    >>> decode(encode({"k": (1, 2.5, ...)}))
+    {'k': (1, 2.5, Ellipsis)}
+    >>> decode({"$": "import", "module": "os", "qualname": "system"})
+    Traceback (most recent call last):
+    ValueError: 'os' is not one of the trusted packages
+    """
     import numpy as np
 
     if not isinstance(data, dict):
@@ -169,10 +208,21 @@ def _decode(data):
         return Fraction(int(v[0]), int(v[1]))
     if tag in ("list", "tuple", "set", "frozenset"):
         return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag](
-            _decode(item) for item in v
+            decode(item) for item in v
         )
     if tag == "dict":
-        return {_decode(k): _decode(x) for k, x in v}
+        return {decode(k): decode(x) for k, x in v}
+    if tag == "dataclass":
+        kind = _trusted_attribute(data["module"], data["qualname"])
+        if not (isinstance(kind, type) and dataclasses.is_dataclass(kind)):
+            raise ValueError(f"{data['qualname']!r} is not a dataclass")
+        return kind(**{str(k): decode(x) for k, x in dict(v).items()})
+    if tag == "generator":
+        if data["bit_generator"] not in _BIT_GENERATORS:
+            raise ValueError(f"bit generator {data['bit_generator']!r}")
+        generator = np.random.Generator(getattr(np.random, data["bit_generator"])())
+        generator.bit_generator.state = decode(data["state"])
+        return generator
     if tag in ("ndarray", "npscalar"):
         dtype = np.dtype(data["dtype"])
         if dtype.kind not in "biufc":
@@ -181,11 +231,8 @@ def _decode(data):
         return array if tag == "ndarray" else array[()]
     if tag == "module" and _is_trusted(data["name"]):
         return importlib.import_module(data["name"])
-    if tag == "import" and _is_trusted(data["module"]):
-        value = importlib.import_module(data["module"])
-        for part in data["qualname"].split("."):
-            value = getattr(value, part)
-        return value
+    if tag == "import":
+        return _trusted_attribute(data["module"], data["qualname"])
     raise ValueError(f"{tag!r} cannot be rebuilt here (a function inside a container?)")
 
 
@@ -201,23 +248,49 @@ def _compile_function(record, namespace):
     return function
 
 
-def load(text: str, namespace: dict) -> dict[str, str]:
-    """Put the exported values into ``namespace``, functions compiled afresh in it; return the problems by name."""
+def read_answers(text: str) -> tuple[dict, dict[str, str]]:
+    """The exported JSON's values (still encoded) and its problems, by name."""
     exported = json.loads(text)
+    if not isinstance(exported, dict):
+        raise ValueError("the exported answers are not a JSON object")
     problems = {str(k): str(v) for k, v in dict(exported.get("problems", {})).items()}
-    values = dict(exported.get("values", {}))
-    functions = {
-        name: data for name, data in values.items() if isinstance(data, dict) and data.get("$") == "function"
-    }
+    return {str(k): v for k, v in dict(exported.get("values", {})).items()}, problems
+
+
+def is_code(data) -> bool:
+    """True for an exported function or library callable: it may only run where submitted code runs."""
+    return isinstance(data, dict) and data.get("$") in ("function", "import")
+
+
+def load_data(values: dict, namespace: dict, problems: dict) -> None:
+    """Decode every value that is plain data into ``namespace``; a value that cannot be is a problem."""
     for name, data in values.items():
+        if is_code(data):
+            continue
         try:
-            if name not in functions:
-                namespace[str(name)] = _decode(data)
+            namespace[name] = decode(data)
         except Exception as exc:
-            problems[str(name)] = f"{type(exc).__name__}: {exc}"
-    for name, record in functions.items():
-        try:
-            namespace[str(name)] = _compile_function(record, namespace)
-        except Exception as exc:
-            problems[str(name)] = f"{type(exc).__name__}: {exc}"
-    return problems
+            problems[name] = f"{type(exc).__name__}: {exc}"
+
+
+def load_code(values: dict, namespace: dict, problems: dict) -> None:
+    """Library callables by name and functions compiled afresh, with ``namespace`` as their globals.
+
+    A function whose definition uses another (a decorator, a default value) is compiled again after
+    the others, until a round compiles nothing new.
+    """
+    todo = [name for name, data in values.items() if is_code(data)]
+    while todo:
+        failed = {}
+        for name in todo:
+            data = values[name]
+            try:
+                namespace[name] = (
+                    _compile_function(data, namespace) if data["$"] == "function" else decode(data)
+                )
+            except Exception as exc:
+                failed[name] = f"{type(exc).__name__}: {exc}"
+        if len(failed) == len(todo):
+            problems.update(failed)
+            return
+        todo = list(failed)
