@@ -12,7 +12,7 @@ FRESH  := rm -rf _build/html _build/jupyter_execute  # no stale pages from renam
 # The test build reads the chapters' committed outputs instead of executing them (see `test`).
 COMMITTED := _build/committed/_config.yml
 
-.PHONY: book test check lint lab notebooks clean vendor book-student
+.PHONY: book test check lint lab notebooks clean vendor book-student models
 
 # Reinstall only when the pinned requirements or the package metadata change.
 $(STAMP): requirements.txt pyproject.toml
@@ -76,3 +76,8 @@ book-student: $(STAMP) $(VENDOR)
 
 clean:
 	rm -rf _build
+
+# Retrain the shipped target and drafts (deterministic; JAX on CPU, tens of minutes). Never needed by book or test.
+models: $(STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[train]"
+	$(PY) -m specdec_lib.train

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from . import _validate
 from ._types import Number
-from .speedup import improvement_factor  # noqa: F401  measure.py (replaced by issue #22) imports it from here; drop then
 
 
 def expected_output_count(alpha: Number, gamma: int) -> Number:
