@@ -15,6 +15,8 @@ ipywidgets when live). Input checks live in ``_validate``. Build and grading too
 sibling package ``specdec_course``.
 """
 
+# token trees beyond SpecInfer's rule: exact top-k, SpecTr, the best tree, adaptive γ
+from .adaptive_gamma import HeuristicGamma, TheoryGamma
 from .checker import VerifierReport, check_verifier
 from .counting import (
     break_even_verify_time,
@@ -45,6 +47,7 @@ from .generate import autoregressive_generate, speculative_generate
 from .greedy import argmax_distribution, verify_greedy, verify_greedy_unchecked
 from .sampling import sample_token
 from .simulate import SimulatedRounds, simulate_rounds
+from .spectr import spectr_acceptance, spectr_output_distribution, spectr_rho, verify_spectr
 from .streams import (
     exact_stream_distribution,
     expected_accepted,
@@ -54,8 +57,10 @@ from .streams import (
     target_stream_distribution,
 )
 from .text_models import build_model_pair
+from .top_k import top_k_candidates, top_k_output_distribution, verify_top_k
 from .toy_models import toy_model_pair
 from .transforms import mismatched_output_distribution, sampling_transform, total_variation_distance
+from .tree_search import best_tree, expected_tree_tokens
 from .trees import (
     MultiDraftVerdict,
     draft_tree,
@@ -148,4 +153,15 @@ __all__ = [
     "verify_tree",
     "verify_typical",
     "verify_unchecked",
+    "HeuristicGamma",
+    "TheoryGamma",
+    "best_tree",
+    "expected_tree_tokens",
+    "spectr_acceptance",
+    "spectr_output_distribution",
+    "spectr_rho",
+    "top_k_candidates",
+    "top_k_output_distribution",
+    "verify_spectr",
+    "verify_top_k",
 ]
