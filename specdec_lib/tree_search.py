@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from functools import cache
 
+import numpy as np
+
 from . import _validate
 
 
@@ -90,6 +92,27 @@ def best_tree(acceptance, budget: int, max_depth: int | None = None):
 
     value, shape = subtree(0, budget)
     return shape, 1 + value
+
+
+def rank_acceptance(target_rows, draft_rows, ranks: int):
+    r"""Estimate :math:`a_k`: the target's mean mass on the draft's k-th most likely token, k = 1..``ranks``.
+
+    ``target_rows[t]``, ``draft_rows[t]``: p and q at the prefixes met (for instance every position
+    of a text the target wrote). Returns ``(means, standard errors)`` over the prefixes; under
+    exact top-k verification :math:`a_k` is the chance that the rank-k candidate is the emitted token.
+
+    >>> means, errors = rank_acceptance([[0.6, 0.3, 0.1], [0.2, 0.2, 0.6]], [[0.5, 0.4, 0.1], [0.1, 0.3, 0.6]], 2)
+    >>> [round(m, 2) for m in means]
+    [0.6, 0.25]
+    """
+    p = np.asarray(target_rows, dtype=float)
+    q = np.asarray(draft_rows, dtype=float)
+    if p.ndim != 2 or p.shape != q.shape or len(p) < 2:
+        raise ValueError("target_rows, draft_rows: need two equal (positions ≥ 2, vocabulary) arrays")
+    ranks = _validate.count("ranks", ranks, minimum=1)
+    order = np.argsort(-q, axis=1, kind="stable")[:, :ranks]  # ties: the lower token id first
+    mass = np.take_along_axis(p, order, axis=1)
+    return mass.mean(axis=0).tolist(), (mass.std(axis=0, ddof=1) / np.sqrt(len(p))).tolist()
 
 
 def _rank(row, k):
