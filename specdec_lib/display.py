@@ -30,3 +30,22 @@ def by_token(tokens, values, digits=3) -> str:
     return ", ".join(
         f"{t} {number(v, digits) if v is not None else 'undefined'}" for t, v in zip(tokens, values)
     )
+
+
+def html_table(header, rows, caption=None) -> str:
+    """A plain HTML table of computed text (escaped), for ``IPython.display.HTML``: it renders as a real table.
+
+    >>> html_table(["rule", "tokens"], [["strict", "1.5"]])
+    '<table><thead><tr><th scope="col">rule</th><th scope="col">tokens</th></tr></thead><tbody><tr><th scope="row">strict</th><td>1.5</td></tr></tbody></table>'
+    """
+    from html import escape
+
+    head = "".join(f'<th scope="col">{escape(str(h))}</th>' for h in header)
+    body = "".join(
+        f'<tr><th scope="row">{escape(str(row[0]))}</th>'
+        + "".join(f"<td>{escape(str(cell))}</td>" for cell in row[1:])
+        + "</tr>"
+        for row in rows
+    )
+    title = f"<caption>{escape(caption)}</caption>" if caption else ""
+    return f"<table>{title}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"

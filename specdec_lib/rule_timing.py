@@ -10,12 +10,21 @@ all of them. The speed-up of a rule is the pooled ratio of tokens per CPU second
 with the percentile bootstrap interval over prompts of ``measure.speedup_interval`` (each prompt
 keeps its rule and baseline runs together). Intervals that do not overlap rank two rules
 (``ranking``); overlapping ones do not.
+
+The runs use one BLAS thread (``one_blas_thread``): numpy's OpenBLAS otherwise splits products
+above a size threshold over both cores of this machine, and the CPU clock then bills a 9-row
+target call at ten times a 5-row one; the decoder itself is single-threaded.
 """
 
 from __future__ import annotations
 
+import ctypes
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from time import process_time
+
+import numpy as np
 
 from . import _validate
 from .measure import speedup_interval
@@ -34,6 +43,29 @@ class RuleTiming:
     low: float
     high: float
     rounds: int
+
+
+@contextmanager
+def one_blas_thread():
+    """Run the block with numpy's bundled OpenBLAS on one thread (restored after); yields whether it could.
+
+    >>> with one_blas_thread() as limited:
+    ...     isinstance(limited, bool)
+    True
+    """
+    libraries = sorted((Path(np.__file__).parent.parent / "numpy.libs").glob("*openblas*"))
+    try:
+        blas = ctypes.CDLL(str(libraries[0]))
+        get, put = blas.scipy_openblas_get_num_threads64_, blas.scipy_openblas_set_num_threads64_
+    except (IndexError, OSError, AttributeError):  # another BLAS build: leave it alone
+        yield False
+        return
+    before = get()
+    put(1)
+    try:
+        yield True
+    finally:
+        put(before)
 
 
 def time_rules(target, draft, rules, prompts, max_new_tokens, *, clock=process_time, progress=None):
@@ -57,6 +89,12 @@ def time_rules(target, draft, rules, prompts, max_new_tokens, *, clock=process_t
         raise ValueError("prompts: need at least two (one per seed) for an interval")
     max_new_tokens = _validate.count("max_new_tokens", max_new_tokens, minimum=1)
     base, runs = [], {name: [] for name in rules}
+    with one_blas_thread():
+        _run_all(target, draft, rules, prompts, max_new_tokens, clock, progress, base, runs)
+    return {name: _summary(name, group, base) for name, group in runs.items()}
+
+
+def _run_all(target, draft, rules, prompts, max_new_tokens, clock, progress, base, runs):
     for seed, prompt in enumerate(prompts):
         base.append(tree_generate(target, draft, prompt, max_new_tokens, (), seed=seed, clock=clock))
         for name, kwargs in rules.items():
@@ -68,7 +106,6 @@ def time_rules(target, draft, rules, prompts, max_new_tokens, *, clock=process_t
             )
             if progress is not None:
                 progress(f"seed {seed}: {name}")
-    return {name: _summary(name, group, base) for name, group in runs.items()}
 
 
 def ranking(timings, names=None) -> list[tuple[str, str]]:

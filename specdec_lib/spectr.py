@@ -71,22 +71,33 @@ def spectr_steps(p, q, k, *, rho=None, _short=0):
     p, q, exact = _validate.distribution_pair(p, q)
     k = _validate.count("k", k, minimum=1)
     rho = spectr_rho(p, q, k) if rho is None else rho
+    if not exact:
+        return _float_steps(p, q, k, rho, k - _short)
     kept = [min(b, a / rho) for a, b in zip(p, q)]
     beta = sum(kept)
     miss = 1 - beta
     accepted = [[miss**i * v for v in kept] for i in range(k)]
     reach = miss**k
-    if not reach > (0 if exact else 1e-12):  # nothing (or only round-off) is left for the residual
-        return accepted, [reach * v for v in p]
-    terms = k - _short
-    share = sum(
-        (miss**i for i in range(terms)), start=0 * beta
-    )  # S = (1 − (1 − β)^k)/β, as a sum (β may be 0)
+    if reach == 0:  # p = q at ρ = 1: some candidate is always accepted
+        return accepted, [0 * v for v in p]
+    share = sum((miss**i for i in range(k - _short)), start=0 * beta)  # S = (1 − (1 − β)^k)/β
     rest = [a - v * share for a, v in zip(p, kept)]
-    if not exact or _short:  # float round-off (or the planted bug) can leave tiny negatives
+    if _short:  # the planted bug can leave negatives
         rest = [max(v, 0 * v) for v in rest]
     mass = sum(rest)
     return accepted, [reach * v / mass for v in rest]
+
+
+def _float_steps(p, q, k, rho, terms):
+    """``spectr_steps`` on float rows, vectorised; round-off negatives in the residual are clipped."""
+    kept = np.minimum(q, p / rho)
+    miss = 1.0 - float(kept.sum())
+    accepted = [miss**i * kept for i in range(k)]
+    reach = miss**k
+    rest = np.maximum(p - kept * sum(miss**i for i in range(terms)), 0.0)
+    if reach < 1e-12 or rest.sum() <= 0:  # nothing (or only round-off) is left for the residual
+        return accepted, reach * p
+    return accepted, reach * rest / rest.sum()
 
 
 def spectr_output_distribution(p, q, k):
@@ -140,5 +151,8 @@ def verify_spectr(candidates, target_probs, draft_probs, rng=None, *, _short=0):
 
 
 def _valid(p, q, k, rho) -> bool:
+    if isinstance(p, np.ndarray):  # float rows: one vectorised pass, a little slack for round-off
+        beta = float(np.minimum(q, p / rho).sum())
+        return 1 - (1 - beta) ** k <= rho * beta + 1e-12
     beta = sum(min(b, a / rho) for a, b in zip(p, q))
-    return 1 - (1 - beta) ** k <= rho * beta + (0 if _validate.is_exact(beta) else 1e-12)
+    return 1 - (1 - beta) ** k <= rho * beta

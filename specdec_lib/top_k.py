@@ -32,6 +32,8 @@ def top_k_candidates(draft_probs, k) -> list[int]:
     k = _validate.count("k", k, minimum=1)
     if k > len(q):
         raise ValueError(f"k: {k} distinct candidates from a vocabulary of {len(q)} tokens")
+    if isinstance(q, np.ndarray):
+        return np.argsort(-q, kind="stable")[:k].tolist()
     return sorted(range(len(q)), key=lambda x: (-q[x], x))[:k]
 
 
