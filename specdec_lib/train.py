@@ -2,6 +2,7 @@
 
 ``python -m specdec_lib.train [--steps-scale X]`` trains, from fixed seeds, in this order:
 
+0. ``ngram`` and ``unigram``: counted on the training split (cards only; numpy);
 1. ``target``: the large model, next-character cross-entropy on the training split;
 2. ``draft``: the small model, the same loss on the same text;
 3. ``distilled``: the small model again, from the same initial weights, trained to match the
@@ -19,6 +20,7 @@ loss, seconds) goes to stderr.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from dataclasses import dataclass
@@ -50,8 +52,8 @@ class Recipe:
     warmup: int = 50
 
 
-TARGET = Recipe(Config(n_layers=4, d_model=96, n_heads=3), seed=1, steps=1500, batch=16, learning_rate=3e-3)
-DRAFT = Recipe(Config(n_layers=1, d_model=64, n_heads=2), seed=2, steps=1500, batch=16, learning_rate=3e-3)
+TARGET = Recipe(Config(n_layers=4, d_model=96, n_heads=3), seed=1, steps=750, batch=16, learning_rate=3e-3)
+DRAFT = Recipe(Config(n_layers=1, d_model=64, n_heads=2), seed=2, steps=750, batch=16, learning_rate=3e-3)
 EVAL_WINDOWS_TRAIN = 256  # training-split windows the card's train loss averages over
 
 
@@ -232,14 +234,35 @@ def finish(name: str, recipe: Recipe, weights: dict, seconds: float, extra: dict
     return model
 
 
+def count_ngrams() -> None:
+    """Cards for the n-gram draft and the unigram (numpy only: counted, not trained)."""
+    from .ngram import NGRAM_ORDER, fitted_ngram
+
+    held_out = corpus_split()[1]
+    for name, order in (("ngram", NGRAM_ORDER), ("unigram", 1)):
+        model = fitted_ngram(order)
+        card = {
+            "name": name,
+            "corpus_sha256": corpus_sha256(),
+            "corpus_chars": len(corpus_text()),
+            "order": order,
+            "params": model.table_size,
+            "heldout_bits_per_char": round(model.bits_per_char(held_out), 6),
+        }
+        (MODELS_DIR / f"{name}.json").write_text(json.dumps(card, indent=2) + "\n")
+        print(f"{name}: {card['heldout_bits_per_char']:.4f} bits/char held out", file=sys.stderr, flush=True)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m specdec_lib.train", description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--steps-scale", type=float, default=1.0, help="multiply every recipe's steps (trials)"
     )
-    parser.add_argument("--only", choices=["target", "draft", "distilled"], action="append")
+    parser.add_argument("--only", choices=["target", "draft", "distilled", "ngram"], action="append")
     args = parser.parse_args(argv)
-    only = set(args.only or ["target", "draft", "distilled"])
+    only = set(args.only or ["target", "draft", "distilled", "ngram"])
+    if "ngram" in only:
+        count_ngrams()
 
     def scaled(recipe):
         return Recipe(**{**recipe.__dict__, "steps": max(1, round(recipe.steps * args.steps_scale))})

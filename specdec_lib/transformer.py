@@ -292,7 +292,7 @@ class Transformer:
         return logits[0] if single else logits
 
     def score_batch(self, cache: KVCache, tokens) -> np.ndarray:
-        """Next-token distributions after each of ``tokens`` (shape (batch, n)), appended as a chain in one call.
+        """Next-token distributions (float64) after each of ``tokens`` (shape (batch, n)), appended as a chain in one call.
 
         >>> model = Transformer.random(Config(n_layers=1, d_model=8, n_heads=2, vocab=5), seed=1)
         >>> rows = model.score_batch(model.new_cache(batch=2), [[1, 2], [3, 4]])
@@ -303,6 +303,7 @@ class Transformer:
         n = tokens.shape[-1]
         positions = np.arange(cache.length, cache.length + n)
         logits = self.forward(cache, tokens, positions, causal_mask(cache.length, n, self.config.window))
+        logits = logits.astype(np.float64)  # rows sum to 1 to float64 precision, as the verifiers check
         probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
         return probs / probs.sum(axis=-1, keepdims=True)
 
