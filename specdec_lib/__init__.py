@@ -7,7 +7,11 @@ one), ``sampling`` (drawing tokens). The verification lab adds ``streams`` (exac
 distributions), ``simulate`` (many rounds at once), ``transforms`` (temperature, top-k, top-p and
 mismatches), ``greedy``, ``checker`` (is a verifier exact?) and ``broken_verifiers`` (planted
 bugs), on the 3-token ``toy_models``; ``variants`` (block, typical and lenient verification) and
-``trees`` (several drafts per position, token trees) are judged by the same tools. Measurement:
+``trees`` (several drafts per position, token trees; node rules from ``top_k`` and ``spectr``)
+are judged by the same tools; ``tree_search`` (the best tree of a node budget) and
+``adaptive_gamma`` (γ chosen round by round) shape them, ``tree_attention`` scores a tree in one
+transformer call, ``tree_decoding`` runs every rule through one loop and ``rule_timing`` times
+them side by side. Measurement:
 ``corpus`` (Python's reference topics as characters), ``transformer`` (numpy inference with a
 key/value cache), ``ngram``, ``pair`` (the shipped target and its three drafts), ``generate``
 (plain and speculative generation with timed rounds) and the ``measure`` package (the command);
