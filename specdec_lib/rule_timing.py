@@ -19,6 +19,7 @@ target call at ten times a 5-row one; the decoder itself is single-threaded.
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +47,7 @@ class RuleTiming:
 
 
 @contextmanager
-def one_blas_thread():
+def one_blas_thread() -> Iterator[bool]:
     """Run the block with numpy's bundled OpenBLAS on one thread (restored after); yields whether it could.
 
     >>> with one_blas_thread() as limited:
@@ -68,7 +69,16 @@ def one_blas_thread():
         put(before)
 
 
-def time_rules(target, draft, rules, prompts, max_new_tokens, *, clock=process_time, progress=None):
+def time_rules(
+    target,
+    draft,
+    rules: dict[str, dict],
+    prompts: Sequence[Sequence[int]],
+    max_new_tokens: int,
+    *,
+    clock: Callable[[], float] = process_time,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, RuleTiming]:
     """Run plain decoding and every rule on every prompt; return ``{name: RuleTiming}`` in ``rules``' order.
 
     ``rules``: ``{name: keyword arguments of tree_generate}`` (``shape`` with ``rule`` or
@@ -108,7 +118,7 @@ def _run_all(target, draft, rules, prompts, max_new_tokens, clock, progress, bas
                 progress(f"seed {seed}: {name}")
 
 
-def ranking(timings, names=None) -> list[tuple[str, str]]:
+def ranking(timings: dict[str, RuleTiming], names: Sequence[str] | None = None) -> list[tuple[str, str]]:
     """Pairs (faster, slower) whose 95 % intervals do not overlap; only these may be ranked in prose.
 
     >>> a = RuleTiming("a", 2.0, 3.0, 2.0, 1.5, 1.4, 1.6, 10)

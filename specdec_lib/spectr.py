@@ -22,6 +22,7 @@ paper's abstract, not its algorithm or theorem text (see the variants chapter).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
 
 import numpy as np
@@ -32,7 +33,7 @@ from .sampling import sample_token
 BISECTION_STEPS = 30  # ρ to within (k − 1)·2^-30, always on the valid side
 
 
-def spectr_rho(p, q, k):
+def spectr_rho(p: Sequence, q: Sequence, k: int):
     r"""The smallest divisor ρ ∈ [1, k] with :math:`1-(1-\beta_\rho)^k \le \rho\,\beta_\rho` (bisection, valid side).
 
     Exact (a ``Fraction``) for ``Fraction`` rows: the check at every step is exact, and the
@@ -55,7 +56,7 @@ def spectr_rho(p, q, k):
     return high
 
 
-def spectr_steps(p, q, k, *, rho=None, _short=0):
+def spectr_steps(p: Sequence, q: Sequence, k: int, *, rho=None, _short: int = 0) -> tuple[list, Sequence]:
     r"""Exact verdict of ``verify_spectr`` with k fresh candidates from q, in ``multi_draft_steps``' form.
 
     ``accepted[i][x] = (1-β)^i m(x)`` (candidate i+1 is x and accepted), ``correction[y]`` =
@@ -100,7 +101,7 @@ def _float_steps(p, q, k, rho, terms):
     return accepted, reach * rest / rest.sum()
 
 
-def spectr_output_distribution(p, q, k):
+def spectr_output_distribution(p: Sequence, q: Sequence, k: int) -> list:
     r"""Distribution of the token ``verify_spectr`` emits with k candidates: :math:`\sum_i \text{accepted}_i + \text{correction}`; it is p.
 
     >>> from fractions import Fraction as F
@@ -112,7 +113,7 @@ def spectr_output_distribution(p, q, k):
     return [sum(column) + c for column, c in zip(zip(*accepted), correction)]
 
 
-def spectr_acceptance(p, q, k):
+def spectr_acceptance(p: Sequence, q: Sequence, k: int):
     r"""Probability that one of the k candidates is accepted: :math:`1 - (1-\beta_\rho)^k` at ρ = ``spectr_rho``.
 
     >>> from fractions import Fraction as F
@@ -123,7 +124,9 @@ def spectr_acceptance(p, q, k):
     return sum(sum(row) for row in accepted)
 
 
-def verify_spectr(candidates, target_probs, draft_probs, rng=None, *, _short=0):
+def verify_spectr(
+    candidates: Sequence[int], target_probs: Sequence, draft_probs: Sequence, rng=None, *, _short: int = 0
+):
     r"""K-SEQ: check k candidates drawn independently from q, accepting x with :math:`\min(1, p(x)/(\rho q(x)))`.
 
     Same arguments and verdict as ``trees.verify_multi_draft``: the first accepted candidate is

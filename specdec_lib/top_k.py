@@ -16,13 +16,15 @@ top k. (With a one-hot q this is Sequoia's sampling without replacement; q only 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from . import _validate
 from .sampling import sample_token
 
 
-def top_k_candidates(draft_probs, k) -> list[int]:
+def top_k_candidates(draft_probs: Sequence, k: int) -> list[int]:
     """The draft's k most likely tokens, most likely first (ties: the lower token id first).
 
     >>> top_k_candidates([0.2, 0.5, 0.3], 2)
@@ -37,7 +39,7 @@ def top_k_candidates(draft_probs, k) -> list[int]:
     return sorted(range(len(q)), key=lambda x: (-q[x], x))[:k]
 
 
-def top_k_acceptance_chances(target_probs, candidates, *, _lag=0) -> list:
+def top_k_acceptance_chances(target_probs: Sequence, candidates: Sequence[int], *, _lag: int = 0) -> list:
     r"""The chance of accepting each candidate once it is reached: :math:`p(c_i)/(1 - \sum_{j<i} p(c_j))`.
 
     (0 where nothing is left to renormalise: that candidate is then never reached.)
@@ -56,7 +58,14 @@ def top_k_acceptance_chances(target_probs, candidates, *, _lag=0) -> list:
     return chances
 
 
-def verify_top_k(candidates, target_probs, draft_probs=None, rng=None, *, _lag=0):
+def verify_top_k(
+    candidates: Sequence[int],
+    target_probs: Sequence,
+    draft_probs: Sequence | None = None,
+    rng=None,
+    *,
+    _lag: int = 0,
+):
     r"""Check distinct candidates in order; accept :math:`c_i` with :math:`p(c_i)/(1-\sum_{j<i}p(c_j))`, else draw from what is left.
 
     ``candidates``: distinct token ids (typically ``top_k_candidates(draft_probs, k)``);
@@ -81,7 +90,7 @@ def verify_top_k(candidates, target_probs, draft_probs=None, rng=None, *, _lag=0
     return MultiDraftVerdict(sample_token(_without(p, candidates), rng), None)
 
 
-def top_k_steps(p, q, k, *, _lag=0):
+def top_k_steps(p: Sequence, q: Sequence, k: int, *, _lag: int = 0) -> tuple[list, list]:
     r"""Exact verdict of ``verify_top_k`` on the draft's top k at one node, as ``multi_draft_steps`` gives it.
 
     Returns ``(accepted, correction)``: ``accepted[i]`` puts the chance that candidate i is emitted,
@@ -105,7 +114,7 @@ def top_k_steps(p, q, k, *, _lag=0):
     return accepted, [reached * v for v in left]
 
 
-def top_k_output_distribution(p, q, k):
+def top_k_output_distribution(p: Sequence, q: Sequence, k: int) -> list:
     r"""Distribution of the token a top-k node emits: :math:`\sum_i \text{accepted}_i + \text{correction}`; it is p.
 
     >>> from fractions import Fraction as F
@@ -117,7 +126,7 @@ def top_k_output_distribution(p, q, k):
     return [sum(column) + c for column, c in zip(zip(*accepted), correction)]
 
 
-def distinct_candidates(candidates, vocab: int) -> list[int]:
+def distinct_candidates(candidates: Sequence[int], vocab: int) -> list[int]:
     """Checked candidate ids: a non-empty sequence of distinct tokens inside the vocabulary."""
     if isinstance(candidates, (str, bytes)) or not hasattr(candidates, "__len__") or len(candidates) == 0:
         raise ValueError("candidates: expected a non-empty sequence of distinct token ids")

@@ -11,13 +11,15 @@ prefix plus the accepted path (``KVCache.keep``); the rejected branches are forg
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from . import _validate
 from .transformer import Transformer
 
 
-def tree_mask(parents, cached: int = 0, window: int | None = None) -> np.ndarray:
+def tree_mask(parents: Sequence[int], cached: int = 0, window: int | None = None) -> np.ndarray:
     """Boolean mask (nodes, cached + nodes): node i sees the cached positions, its ancestors and itself.
 
     ``parents[i]``: the index of node i's parent among the nodes (earlier in the list), or −1 for a
@@ -45,7 +47,7 @@ def tree_mask(parents, cached: int = 0, window: int | None = None) -> np.ndarray
     return mask
 
 
-def tree_positions(parents, cached: int = 0) -> np.ndarray:
+def tree_positions(parents: Sequence[int], cached: int = 0) -> np.ndarray:
     """Each node's position: ``cached`` + its depth (roots of the tree at depth 0).
 
     >>> tree_positions([-1, 0, 0, 1], cached=5).tolist()
@@ -75,7 +77,7 @@ class TreeTransformer:
             raise ValueError(f"model: expected a transformer.Transformer, got {type(model).__name__}")
         self.model = model
 
-    def start(self, prompt) -> _TreeState:
+    def start(self, prompt: Sequence[int]) -> _TreeState:
         prompt = [_validate.count(f"prompt[{i}]", t) for i, t in enumerate(prompt)]
         if not prompt:
             raise ValueError("prompt: need at least one token")
@@ -84,7 +86,7 @@ class TreeTransformer:
             self.model.score(cache, prompt[:-1])
         return _TreeState(cache)
 
-    def score_tree(self, state: _TreeState, tokens, parents) -> np.ndarray:
+    def score_tree(self, state: _TreeState, tokens: Sequence[int], parents: Sequence[int]) -> np.ndarray:
         """Append nodes (parents index every node appended since the last ``keep``); one forward call."""
         appended = len(state.parents)
         state.parents += [int(p) for p in parents]
@@ -94,7 +96,7 @@ class TreeTransformer:
         probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
         return probs / probs.sum(axis=-1, keepdims=True)
 
-    def keep(self, state: _TreeState, indices) -> None:
+    def keep(self, state: _TreeState, indices: Sequence[int]) -> None:
         """Keep the appended nodes ``indices`` (a path from a root, in order) after the prefix; forget the rest."""
         state.cache.keep(list(range(state.kept)) + [state.kept + int(i) for i in indices])
         state.kept, state.parents = state.cache.length, []

@@ -24,6 +24,7 @@ accepted path. Times come from ``clock`` (CPU time of this process by default, a
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from time import process_time
 
@@ -76,18 +77,18 @@ class PathModel:
     def __init__(self, model):
         self.model = _validate.model("model", model)
 
-    def start(self, prompt):
+    def start(self, prompt: Sequence[int]) -> dict:
         prompt = _prompt(prompt)
         return {"kept": prompt[:-1], "nodes": []}
 
-    def score_tree(self, state, tokens, parents):
+    def score_tree(self, state: dict, tokens: Sequence[int], parents: Sequence[int]) -> np.ndarray:
         rows = []
         for token, parent in zip(tokens, parents):
             state["nodes"].append((int(token), int(parent)))
             rows.append(np.asarray(self.model(state["kept"] + self._path(state, len(state["nodes"]) - 1))))
         return np.array(rows)
 
-    def keep(self, state, indices):
+    def keep(self, state: dict, indices: Sequence[int]) -> None:
         state["kept"] += tuple(state["nodes"][i][0] for i in indices)
         state["nodes"] = []
 
@@ -103,15 +104,15 @@ class PathModel:
 def tree_generate(
     target,
     draft,
-    prompt,
-    max_new_tokens,
-    shape=None,
+    prompt: Sequence[int],
+    max_new_tokens: int,
+    shape: tuple | None = None,
     *,
     rule="specinfer",
-    verifier=None,
+    verifier: Callable | None = None,
     policy=None,
-    seed=0,
-    clock=process_time,
+    seed: int = 0,
+    clock: Callable[[], float] = process_time,
 ) -> TreeRun:
     """Decode ``max_new_tokens`` tokens with token trees of ``shape`` (a ``trees`` shape) judged by ``rule``.
 

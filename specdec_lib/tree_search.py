@@ -18,6 +18,7 @@ shape this module returns (``trees``' nested tuples).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 
 import numpy as np
@@ -25,7 +26,7 @@ import numpy as np
 from . import _validate
 
 
-def expected_tree_tokens(shape, acceptance):
+def expected_tree_tokens(shape: tuple, acceptance: Sequence[Sequence]):
     r"""Tokens per target call of a top-k tree: :math:`1 + \sum_v \prod a_{d,k}` along each node's path.
 
     ``acceptance[d][k]``: the chance that the rank-(k+1) candidate at depth d is the emitted token
@@ -50,7 +51,9 @@ def expected_tree_tokens(shape, acceptance):
     return 1 + below(shape, 0)
 
 
-def best_tree(acceptance, budget: int, max_depth: int | None = None):
+def best_tree(
+    acceptance: Sequence[Sequence], budget: int, max_depth: int | None = None
+) -> tuple[tuple, float]:
     r"""The tree of at most ``budget`` draft nodes maximising ``expected_tree_tokens`` (Sequoia's DP).
 
     ``acceptance`` as in ``expected_tree_tokens``; ``max_depth`` limits the depth (default: the
@@ -94,7 +97,7 @@ def best_tree(acceptance, budget: int, max_depth: int | None = None):
     return shape, 1 + value
 
 
-def rank_acceptance(target_rows, draft_rows, ranks: int):
+def rank_acceptance(target_rows: Sequence, draft_rows: Sequence, ranks: int) -> tuple[list, list]:
     r"""Estimate :math:`a_k`: the target's mean mass on the draft's k-th most likely token, k = 1..``ranks``.
 
     ``target_rows[t]``, ``draft_rows[t]``: p and q at the prefixes met (for instance every position
