@@ -16,8 +16,12 @@ strict round, exact for any γ); only the speed can move.
 
 from __future__ import annotations
 
+import copy
+from collections import defaultdict
+
 from . import _validate
 from .counting import optimal_gamma
+from .streams import round_distribution
 
 
 class HeuristicGamma:
@@ -75,6 +79,36 @@ class TheoryGamma:
         checked = accepted + (accepted < drafted)
         self.accepted = self.decay * self.accepted + accepted
         self.checked = self.decay * self.checked + checked
+
+
+def adaptive_stream_distribution(target, draft, prefix, length: int, policy) -> dict:
+    r"""Exact law of the first ``length`` tokens when each strict round uses the γ ``policy`` holds then.
+
+    Every history is enumerated with its own copy of the policy: a round from the stream so far
+    has ``round_distribution``'s law at the current γ, then the policy learns how many of its γ
+    drafts were accepted. With ``Fraction`` models it equals ``target_stream_distribution``
+    exactly: γ depends only on rounds already over, so each round is a strict round.
+
+    >>> from specdec_lib.streams import target_stream_distribution
+    >>> from specdec_lib.toy_models import toy_model_pair
+    >>> target, draft = toy_model_pair()
+    >>> law = adaptive_stream_distribution(target, draft, (1,), 3, HeuristicGamma(start=1))
+    >>> law == target_stream_distribution(target, (1,), 3)
+    True
+    """
+    length = _validate.count("length", length, minimum=1)
+    done, pending = defaultdict(int), [((), 1, copy.deepcopy(policy))]
+    while pending:
+        stream, mass, state = pending.pop()
+        if len(stream) >= length:
+            done[stream[:length]] += mass
+            continue
+        gamma = state.gamma
+        for emitted, prob in round_distribution(target, draft, tuple(prefix) + stream, gamma).items():
+            after = copy.deepcopy(state)
+            after.update(drafted=gamma, accepted=len(emitted) - 1)
+            pending.append((stream + emitted, mass * prob, after))
+    return dict(done)
 
 
 def _round_counts(drafted, accepted):

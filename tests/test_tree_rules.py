@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from specdec_lib import target_stream_distribution, toy_model_pair
-from specdec_lib.adaptive_gamma import HeuristicGamma, TheoryGamma
+from specdec_lib.adaptive_gamma import HeuristicGamma, TheoryGamma, adaptive_stream_distribution
 from specdec_lib.broken_verifiers import BROKEN_VARIANTS
 from specdec_lib.counting import optimal_gamma
 from specdec_lib.spectr import spectr_acceptance, spectr_output_distribution, spectr_rho, spectr_steps
@@ -245,3 +245,34 @@ def test_theory_gamma_is_thm_3_8s_optimum_at_the_running_estimate():
     assert policy.gamma == optimal_gamma(11 / 13, 0.2, 20)
     low = TheoryGamma(c=0.2, prior=(1, 10))
     assert low.gamma == 1, "negative control: at α ≈ 0.1 one draft is best"
+
+
+@pytest.mark.parametrize(
+    "make_policy",
+    [lambda: HeuristicGamma(start=1), lambda: TheoryGamma(c=0.1, prior=(1, 2))],
+    ids=["heuristic", "theory"],
+)
+def test_adaptive_gamma_emits_the_target_stream_exactly(make_policy):
+    """Every history enumerated: each round is strict with the γ the policy holds after the rounds before it."""
+    law = adaptive_stream_distribution(TARGET, DRAFT, PREFIX, LENGTH, make_policy())
+    assert law == target_stream_distribution(TARGET, PREFIX, LENGTH)
+
+
+def test_adaptive_gamma_enumeration_catches_a_policy_that_peeks_at_the_round():
+    """Negative control: choosing γ after seeing the round (keep only rounds that accepted everything) is biased."""
+    from collections import defaultdict
+
+    from specdec_lib import round_distribution
+
+    done, pending = defaultdict(int), [((), F(1))]
+    while pending:
+        stream, mass = pending.pop()
+        if len(stream) >= LENGTH:
+            done[stream[:LENGTH]] += mass
+            continue
+        law = round_distribution(TARGET, DRAFT, PREFIX + stream, 2)
+        full = {e: v for e, v in law.items() if len(e) == 3}
+        kept = full if full and sum(full.values()) > F(1, 2) else law  # peeks: drop the rejections
+        total = sum(kept.values())
+        pending += [(stream + e, mass * v / total) for e, v in kept.items()]
+    assert dict(done) != target_stream_distribution(TARGET, PREFIX, LENGTH)
