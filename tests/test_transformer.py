@@ -57,8 +57,11 @@ def test_rollback_forgets_rejected_tokens():
 
 
 def test_window_limits_what_a_position_sees():
-    """Past the window, changing the oldest token changes nothing; inside it, it does (control)."""
-    model = Transformer.random(Config(n_layers=2, d_model=16, n_heads=2, window=8, vocab=11), seed=3)
+    """Past the window, changing the oldest token changes nothing; inside it, it does (control).
+
+    One layer: with more, each layer widens what a position sees by another window.
+    """
+    model = Transformer.random(Config(n_layers=1, d_model=16, n_heads=2, window=8, vocab=11), seed=3)
     base = np.arange(12) % 11
     changed = base.copy()
     changed[0] = 7
@@ -132,7 +135,9 @@ def test_counted_models_reproduce_their_recorded_held_out_loss(name, order):
     card = model_card(name)
     model = NGramModel(corpus_split()[0], order)
     assert (card["order"], card["params"]) == (order, model.table_size)
-    assert model.bits_per_char(corpus_split()[1]) == pytest.approx(card["heldout_bits_per_char"], abs=BITS_TOLERANCE)
+    assert model.bits_per_char(corpus_split()[1]) == pytest.approx(
+        card["heldout_bits_per_char"], abs=BITS_TOLERANCE
+    )
 
 
 @needs_corpus
@@ -152,3 +157,26 @@ def test_ngram_probabilities_sum_to_one_and_follow_counts():
     row = model.probabilities(encode("ab"))
     assert row.sum() == pytest.approx(1) and ALPHABET[int(row.argmax())] == "a"
     assert corpus_split()[0].size > 9 * corpus_split()[1].size
+
+
+@pytest.mark.slow
+def test_training_forward_matches_the_numpy_inference():
+    """The JAX forward the weights were trained with computes what the numpy cache code computes."""
+    jnp = pytest.importorskip("jax.numpy", reason="the train extra (JAX) is not installed")
+    from specdec_lib.train import init_weights, make_forward
+
+    config = Config(n_layers=2, d_model=32, n_heads=2, window=8)
+    weights = {
+        k: v * (20 if k.startswith("w_") or k in ("embed", "head") else 1)
+        for k, v in init_weights(config, 0).items()
+    }
+    tokens = np.random.default_rng(0).integers(0, config.vocab, (2, 12))
+    trained = np.asarray(
+        make_forward(config)({k: jnp.asarray(v) for k, v in weights.items()}, jnp.asarray(tokens))
+    )
+    model = Transformer(config, weights)
+    cache = model.new_cache(batch=2)
+    served = [model.forward(cache, tokens[:, :5], np.arange(5), causal_mask(0, 5, 8))]
+    served += [model.forward(cache, tokens[:, i : i + 1], [i], causal_mask(i, 1, 8)) for i in range(5, 12)]
+    np.testing.assert_allclose(trained, np.concatenate(served, axis=1), atol=1e-4)
+    assert not np.allclose(trained[:, 1:], trained[:, :-1], atol=1e-2)  # control: rows differ by position

@@ -126,13 +126,13 @@ def time_stack(
     for n in positions:
         x0 = rng.random((_validate.count("positions", n, minimum=1), width), dtype=np.float32)
         samples = []
-        for _ in range(_validate.count("repeats", repeats, minimum=1)):
+        for _ in range(_validate.count("repeats", repeats, minimum=1) + 1):  # the first pass pages the stack in
             start = clock()
             x = x0
             for weight in stack:
                 x = x @ weight
             samples.append(clock() - start)
-        times.append(float(np.median(samples)))
+        times.append(float(min(samples[1:])))
         if progress is not None:
             progress.step(f"roofline n={n}")
     return times
@@ -144,7 +144,8 @@ def measure_roofline(
     """B, F and the cache size; a stack of :data:`STACK_CACHE_MULTIPLE` × LLC timed for n = 1, 2, 4, … ``max_positions``.
 
     Predicted crossover: :func:`crossover` from B and F. Measured crossover: where the measured
-    asymptotes meet, T(1) (flat) against T(n_max)/n_max per position. ``target_flat`` sets the
+    asymptotes meet, T(1) (flat) against T(n_max)/n_max per position. The trained target's call is
+    timed ``max(20, 10 · repeats)`` times (median). ``target_flat`` sets the
     trained ``target``'s one-position call T(1) against its parts: its weights over B, its flops
     over F, and the same-depth model at width 8 (all per-call work, almost no arithmetic).
     """

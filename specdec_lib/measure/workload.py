@@ -88,9 +88,10 @@ WORKLOADS = {
         resamples=500,
     ),
     "full": Workload(
-        new_tokens=600,
-        repeats=16,
-        alpha_sequences=16,
+        new_tokens=400,
+        repeats=12,
+        gammas=(1, 2, 3, 4, 6, 8),
+        alpha_sequences=12,
         alpha_tokens=300,
         cost_calls=100,
         max_batch=1024,
