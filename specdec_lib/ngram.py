@@ -37,15 +37,14 @@ class NGramModel:
         self.order = _validate.count("order", order, minimum=1)
         self.vocab = _validate.count("vocab", vocab, minimum=2)
         tokens = np.asarray(tokens, dtype=np.int64)
-        self._counts: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+        self._counts: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}  # (k, context code) -> counts
         for k in range(order):  # contexts of length k, each window coded as one base-vocab integer
             windows = np.lib.stride_tricks.sliding_window_view(tokens, k + 1)
             codes, counts = np.unique(windows @ self.vocab ** np.arange(k, -1, -1), return_counts=True)
             contexts, next_tokens = np.divmod(codes, self.vocab)  # sorted by context, then token
             starts = np.flatnonzero(np.r_[True, contexts[1:] != contexts[:-1]])
-            for start, end in zip(starts, list(starts[1:]) + [len(codes)]):
-                key = tuple(int(contexts[start]) // self.vocab**i % self.vocab for i in range(k - 1, -1, -1))
-                self._counts[key] = (next_tokens[start:end].astype(np.intp), counts[start:end])
+            groups = zip(np.split(next_tokens.astype(np.intp), starts[1:]), np.split(counts, starts[1:]))
+            self._counts.update(zip(((k, c) for c in contexts[starts].tolist()), groups))
         self._memo: dict[tuple[int, ...], np.ndarray] = {}
 
     def probabilities(self, tokens, end=None) -> np.ndarray:
@@ -76,8 +75,11 @@ class NGramModel:
         if key in self._memo:
             return self._memo[key]
         probs = self._lookup(key[1:]) if key else np.full(self.vocab, 1.0 / self.vocab)
-        if key in self._counts:
-            ids, counts = self._counts[key]
+        code = 0
+        for token in key:
+            code = code * self.vocab + token
+        if (len(key), code) in self._counts:
+            ids, counts = self._counts[len(key), code]
             total = counts.sum()
             seen = np.zeros(self.vocab)
             seen[ids] = counts

@@ -29,6 +29,7 @@ from specdec_lib.transforms import decoding_distribution
 FALSE_FAIL_RATE = 1e-3  # per test, Bonferroni over the output positions it checks
 PROMPT = encode("The value of the ")
 LAW_SETTINGS = {"temperature": 1.2, "top_p": 0.95}
+RUNS = 600  # speculative runs per law test
 
 
 @pytest.fixture(scope="module")
@@ -97,21 +98,23 @@ def _speculative(pair, n, **settings):
     )
 
 
+@pytest.mark.slow
 def test_speculative_output_follows_the_baselines_law(pair):
-    """First three tokens of 1500 speculative runs against the exact law the baseline samples from."""
+    """First three tokens of RUNS speculative runs against the exact law the baseline samples from."""
     target, _ = pair
-    emissions = _speculative(pair, 1500, **LAW_SETTINGS)
+    emissions = _speculative(pair, RUNS, **LAW_SETTINGS)
     assert min(_law_pvalues(pair, emissions, **LAW_SETTINGS)) > FALSE_FAIL_RATE / 3
     baseline = _first_tokens(
         lambda seed, **s: autoregressive_generate(target, PROMPT, 3, seed=seed, **s).tokens,
-        1500,
+        RUNS,
         **LAW_SETTINGS,
     )
     assert min(_law_pvalues(pair, baseline, **LAW_SETTINGS)) > FALSE_FAIL_RATE / 3
 
 
+@pytest.mark.slow
 def test_negative_control_verifying_at_another_temperature_fails(pair):
-    emissions = _speculative(pair, 1500, **{**LAW_SETTINGS, "temperature": 0.7})
+    emissions = _speculative(pair, RUNS, **{**LAW_SETTINGS, "temperature": 0.7})
     assert min(_law_pvalues(pair, emissions, **LAW_SETTINGS)) < FALSE_FAIL_RATE / 3
 
 
