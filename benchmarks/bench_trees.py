@@ -62,7 +62,7 @@ def main(argv=None) -> int:
     )
     for name, t in timings.items():
         print(
-            f"{name:22} tokens/call {t.tokens_per_call:5.2f}  rows/call {t.rows_per_call:5.1f}  "
+            f"{name:22} tokens/call {t.tokens_per_call:5.2f} ± {t.tokens_per_call_se:.2f}  rows/call {t.rows_per_call:5.1f}  "
             f"speed-up {t.speedup:.2f} [{t.low:.2f}, {t.high:.2f}]"
         )
     print("separated by their intervals (faster, slower):", ranking(timings))

@@ -34,10 +34,12 @@ from .tree_decoding import tree_generate
 
 @dataclass(frozen=True)
 class RuleTiming:
-    """One rule on the pair: counts per target call, and the speed-up over plain decoding with its 95 % interval."""
+    """One rule on the pair: counts per target call (tokens with a standard error over rounds), and the
+    speed-up over plain decoding with its 95 % interval."""
 
     name: str
     tokens_per_call: float
+    tokens_per_call_se: float
     rows_per_call: float
     drafts_per_call: float
     speedup: float
@@ -121,9 +123,9 @@ def _run_all(target, draft, rules, prompts, max_new_tokens, clock, progress, bas
 def ranking(timings: dict[str, RuleTiming], names: Sequence[str] | None = None) -> list[tuple[str, str]]:
     """Pairs (faster, slower) whose 95 % intervals do not overlap; only these may be ranked in prose.
 
-    >>> a = RuleTiming("a", 2.0, 3.0, 2.0, 1.5, 1.4, 1.6, 10)
-    >>> b = RuleTiming("b", 1.5, 3.0, 2.0, 1.2, 1.1, 1.3, 10)
-    >>> c = RuleTiming("c", 1.5, 3.0, 2.0, 1.25, 1.15, 1.45, 10)
+    >>> a = RuleTiming("a", 2.0, 0.1, 3.0, 2.0, 1.5, 1.4, 1.6, 10)
+    >>> b = RuleTiming("b", 1.5, 0.1, 3.0, 2.0, 1.2, 1.1, 1.3, 10)
+    >>> c = RuleTiming("c", 1.5, 0.1, 3.0, 2.0, 1.25, 1.15, 1.45, 10)
     >>> ranking({"a": a, "b": b, "c": c})
     [('a', 'b')]
     """
@@ -133,13 +135,17 @@ def ranking(timings: dict[str, RuleTiming], names: Sequence[str] | None = None) 
 
 def _summary(name, runs, base) -> RuleTiming:
     rounds = [r for run in runs for r in run.rounds]
+    emitted = [r.emitted for r in rounds]
     tokens = [sum(r.emitted for r in run.rounds) for run in runs]  # the time covers every round whole
     seconds = [run.seconds for run in runs]
     base_tokens, base_seconds = [len(run.rounds) for run in base], [run.seconds for run in base]
     low, high = speedup_interval(tokens, seconds, base_tokens, base_seconds)
     return RuleTiming(
         name,
-        tokens_per_call=sum(r.emitted for r in rounds) / len(rounds),
+        tokens_per_call=float(np.mean(emitted)),
+        tokens_per_call_se=float(np.std(emitted, ddof=1) / np.sqrt(len(emitted)))
+        if len(emitted) > 1
+        else 0.0,
         rows_per_call=sum(r.rows for r in rounds) / len(rounds),
         drafts_per_call=sum(r.drafted for r in rounds) / len(rounds),
         speedup=(sum(tokens) / sum(seconds)) / (sum(base_tokens) / sum(base_seconds)),
