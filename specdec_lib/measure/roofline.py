@@ -126,7 +126,9 @@ def time_stack(
     for n in positions:
         x0 = rng.random((_validate.count("positions", n, minimum=1), width), dtype=np.float32)
         samples = []
-        for _ in range(_validate.count("repeats", repeats, minimum=1) + 1):  # the first pass pages the stack in
+        for _ in range(
+            _validate.count("repeats", repeats, minimum=1) + 1
+        ):  # the first pass pages the stack in
             start = clock()
             x = x0
             for weight in stack:

@@ -62,9 +62,9 @@ class Workload:
 
 WORKLOADS = {
     "chapter": Workload(
-        new_tokens=80,
+        new_tokens=60,
         repeats=3,
-        gammas=(1, 2, 3, 5),
+        gammas=(1, 2, 4),
         alpha_sequences=3,
         alpha_tokens=80,
         cost_calls=15,
