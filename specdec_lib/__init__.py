@@ -6,10 +6,13 @@ round: ``verify`` = input checks + ``verify_unchecked``), ``counting`` (K, E[K] 
 call), ``varying_acceptance`` (E[K] when acceptance varies between rounds or along one, and the
 averages of β a log can call α), ``sampling`` (drawing tokens). The verification lab adds ``streams`` (exact stream
 distributions), ``simulate`` (many rounds at once), ``transforms`` (temperature, top-k, top-p and
-mismatches), ``greedy``, ``exactness_check`` (is a verifier exact?) and ``broken_verifiers``
-(planted bugs), on the 3-token ``toy_models``; ``variants`` (block, typical and lenient
-verification) and ``trees`` (several drafts per position, token trees) are judged by the same
-tools. Measurement:
+mismatches), ``greedy``, ``exactness_check`` (is a verifier exact?) and ``broken_verifiers`` (planted
+bugs), on the 3-token ``toy_models``; ``variants`` (block, typical and lenient verification) and
+``trees`` (several drafts per position, token trees; node rules from ``top_k`` and ``spectr``)
+are judged by the same tools; ``tree_search`` (the best tree of a node budget) and
+``adaptive_gamma`` (γ chosen round by round) shape them, ``tree_attention`` scores a tree in one
+transformer call, ``tree_decoding`` runs every rule through one loop and ``rule_timing`` times
+them side by side. Measurement:
 ``corpus`` (Python's reference topics as characters), ``transformer`` (numpy inference with a
 key/value cache), ``ngram``, ``pair`` (the shipped target and its three drafts), ``generate``
 (plain and speculative generation with timed rounds) and the ``measure`` package (the command);
@@ -19,6 +22,8 @@ matplotlib) and ``explorer_states`` (what each explorer shows, computed). Input 
 package ``specdec_course``.
 """
 
+# token trees beyond SpecInfer's rule: exact top-k, SpecTr, the best tree, adaptive γ
+from .adaptive_gamma import HeuristicGamma, TheoryGamma
 from .counting import (
     break_even_verify_time,
     expected_output_count,
@@ -47,6 +52,7 @@ from .pair import build_model_pair
 from .sampling import sample_token
 from .simulate import SimulatedRounds, simulate_rounds
 from .speedup import forward_pass_time, improvement_factor, operations_factor, optimal_gamma
+from .spectr import spectr_acceptance, spectr_output_distribution, spectr_rho, verify_spectr
 from .streams import (
     exact_stream_distribution,
     expected_accepted,
@@ -55,8 +61,10 @@ from .streams import (
     stream_total_variation,
     target_stream_distribution,
 )
+from .top_k import top_k_candidates, top_k_output_distribution, verify_top_k
 from .toy_models import toy_model_pair
 from .transforms import mismatched_output_distribution, sampling_transform, total_variation_distance
+from .tree_search import best_tree, expected_tree_tokens
 from .trees import (
     MultiDraftVerdict,
     draft_tree,
@@ -159,4 +167,15 @@ __all__ = [
     "verify_tree",
     "verify_typical",
     "verify_unchecked",
+    "HeuristicGamma",
+    "TheoryGamma",
+    "best_tree",
+    "expected_tree_tokens",
+    "spectr_acceptance",
+    "spectr_output_distribution",
+    "spectr_rho",
+    "top_k_candidates",
+    "top_k_output_distribution",
+    "verify_spectr",
+    "verify_top_k",
 ]

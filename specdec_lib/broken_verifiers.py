@@ -4,7 +4,7 @@ Each is a slip that is easy to make when Algorithm 1 is written into a real serv
 stack. They are negative controls: ``check_verifier`` must reject every one of them with
 a reason.
 ``BROKEN_VERIFIERS`` maps a name to ``(verifier, description of the bug)``.
-``BROKEN_VARIANTS`` does the same for the exact variants (block, multi-draft, token tree): each
+``BROKEN_VARIANTS`` does the same for the exact variants (block, multi-draft, token tree, top-k, SpecTr): each
 ``PlantedVariantBug`` carries a broken sampler and its broken exact distribution.
 
 >>> always_accept, bug = BROKEN_VERIFIERS["always_accept"]
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from . import trees, variants
+from . import spectr, top_k, trees, variants
 from ._types import Model, Probabilities, Seed
 from .sampling import sample_token
 from .transforms import sampling_transform
@@ -170,6 +170,18 @@ def _multi_draft_stale_distribution(p: Probabilities, q: Probabilities, k: int) 
     return [sum(column) + c for column, c in zip(zip(*accepted), correction)]
 
 
+_TOP_K_LATE = trees.NodeRule(
+    "top_k_renormalised_late",
+    partial(top_k.verify_top_k, _lag=1),
+    partial(top_k.top_k_steps, _lag=1),
+    ranked=True,
+)
+_SPECTR_SHORT = trees.NodeRule(
+    "spectr_residual_one_term_short",
+    partial(spectr.verify_spectr, _short=1),
+    partial(spectr.spectr_steps, _short=1),
+)
+
 BROKEN_VARIANTS = {
     "block_rows_read_late": PlantedVariantBug(
         _rows_read_late(variants.verify_block),
@@ -192,5 +204,21 @@ BROKEN_VARIANTS = {
         ),
         "Token-tree verification scores each node with its parent's target row: the tree-attention "
         "mask or position ids shifted by one level.",
+    ),
+    "top_k_renormalised_late": PlantedVariantBug(
+        partial(top_k.verify_top_k, _lag=1),
+        lambda target, draft, prefix, shape: trees.tree_round_distribution(
+            target, draft, prefix, shape, rule=_TOP_K_LATE
+        ),
+        "Top-k verification renormalises p without the last rejected candidate: candidate i is "
+        "accepted with p(c_i)/(1 − Σ_{j<i−1} p(c_j)), one rejection behind.",
+    ),
+    "spectr_residual_one_term_short": PlantedVariantBug(
+        partial(spectr.verify_spectr, _short=1),
+        lambda target, draft, prefix, shape: trees.tree_round_distribution(
+            target, draft, prefix, shape, rule=_SPECTR_SHORT
+        ),
+        "SpecTr's residual subtracts the acceptance of k − 1 candidates instead of k: the geometric "
+        "sum Σ_{i<k} (1 − β)^i stops one term early.",
     ),
 }

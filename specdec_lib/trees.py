@@ -1,17 +1,20 @@
-"""Several drafts per position (SpecInfer's multi-round rule) and token trees built from it. Exact.
+"""Several drafts per position and token trees built from them, under three exact node rules.
 
 A *tree shape* is a nested tuple: a node is the tuple of its children's shapes, a leaf is ``()``
 (``tree_shape`` builds one from branching factors per depth). A *drafted tree* has the same
-nesting with tokens: a node is a tuple of ``(token, child node)`` pairs. Every node's children
-are drawn independently from the draft at that node's prefix (duplicates allowed), which is
-what makes the multi-round rule exact. Models are callables ``model(prefix) -> probabilities``
-as in ``streams``; the target scores the root and every drafted node (``tree_size(shape) + 1``
-positions), in one call with tree attention in a real system.
+nesting with tokens: a node is a tuple of ``(token, child node)`` pairs. A *node rule* decides
+which child a node keeps (``NODE_RULES``): ``"specinfer"`` (SpecInfer's multi-round rule, the
+default) and ``"spectr"`` (SpecTr's k-sequential selection, ``spectr``) need every node's
+children drawn independently from the draft at that node's prefix (duplicates allowed);
+``"top_k"`` (``top_k``) takes the draft's k most likely tokens instead, in rank order. Models are
+callables ``model(prefix) -> probabilities`` as in ``streams``; the target scores the root and
+every drafted node (``tree_size(shape) + 1`` positions), in one call with tree attention.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +22,8 @@ import numpy as np
 from . import _validate
 from .distributions import correction_distribution
 from .sampling import sample_token
+from .spectr import spectr_steps, verify_spectr
+from .top_k import top_k_candidates, top_k_steps, verify_top_k
 from .verification import VerifiedRound
 
 
@@ -32,6 +37,34 @@ class MultiDraftVerdict:
 
     token: int
     accepted: int | None
+
+
+@dataclass(frozen=True)
+class NodeRule:
+    """How a tree node chooses among its k candidates, as a sampler and as an exact law.
+
+    ``verify(candidates, target_probs, draft_probs, rng) -> MultiDraftVerdict``;
+    ``steps(p, q, k) -> (accepted, correction)`` as ``multi_draft_steps`` returns them;
+    ``ranked``: the candidates are the draft's top k (``top_k.top_k_candidates``), not k draws.
+    """
+
+    name: str
+    verify: Callable
+    steps: Callable
+    ranked: bool = False
+
+
+def node_rule(rule) -> NodeRule:
+    """The ``NodeRule`` named ``rule`` (a key of ``NODE_RULES``), or ``rule`` itself if it is one.
+
+    >>> node_rule("top_k").ranked
+    True
+    """
+    if isinstance(rule, NodeRule):
+        return rule
+    if rule not in NODE_RULES:
+        raise ValueError(f"rule: expected one of {sorted(NODE_RULES)} or a NodeRule, got {rule!r}")
+    return NODE_RULES[rule]
 
 
 def residual_sequence(p, q, k):
@@ -143,8 +176,11 @@ def tree_size(shape) -> int:
     return sum(1 + tree_size(_child(node)) for node in shape)
 
 
-def draft_tree(draft, prefix, shape, rng=None):
+def draft_tree(draft, prefix, shape, rng=None, *, rule="specinfer"):
     """Draw a tree of drafts: every node's children independently from ``draft`` at that node.
+
+    Under a ranked rule (``rule="top_k"``) a node's children are the draft's top tokens there instead,
+    most likely first, and ``rng`` is not used.
 
     >>> from specdec_lib.toy_models import toy_model_pair
     >>> _, draft = toy_model_pair()
@@ -153,27 +189,32 @@ def draft_tree(draft, prefix, shape, rng=None):
     """
     draft, prefix = _validate.model("draft", draft), _validate.prefix(prefix)
     _check_shape(shape)
+    ranked = node_rule(rule).ranked
     rng = np.random.default_rng(rng)
 
     def grow(path, node_shape):
+        if not node_shape:
+            return ()
         q = np.asarray(draft(prefix + path), dtype=float)
+        ranks = top_k_candidates(q, len(node_shape)) if ranked else None
         children = []
-        for child_shape in node_shape:
-            x = sample_token(q, rng)
+        for i, child_shape in enumerate(node_shape):
+            x = ranks[i] if ranked else sample_token(q, rng)
             children.append((x, grow(path + (x,), child_shape)))
         return tuple(children)
 
     return grow((), shape)
 
 
-def verify_tree(tree, target, draft, prefix=(), rng=None) -> VerifiedRound:
-    r"""Verify a drafted token tree: the multi-draft rule at each node, down the accepted branch.
+def verify_tree(tree, target, draft, prefix=(), rng=None, *, rule="specinfer") -> VerifiedRound:
+    r"""Verify a drafted token tree: a node rule at each node, down the accepted branch.
 
     At the node reached so far (prefix :math:`c`), its children's tokens are the candidates,
-    checked with ``verify_multi_draft`` against :math:`p(\cdot \mid c)` and :math:`q(\cdot \mid c)`.
+    checked with the rule's sampler (``verify_multi_draft`` by default, ``verify_spectr``,
+    ``verify_top_k``) against :math:`p(\cdot \mid c)` and :math:`q(\cdot \mid c)`.
     An accepted child becomes the next node; when all are rejected the correction ends the round,
     and at a leaf a bonus token from :math:`p(\cdot \mid c)` does. A chain is ``verify``.
-    ``tree`` comes from ``draft_tree`` (the same ``draft`` and ``prefix``); returns a ``VerifiedRound``
+    ``tree`` comes from ``draft_tree`` (the same ``draft``, ``prefix`` and ``rule``); returns a ``VerifiedRound``
     whose ``num_accepted`` is the depth reached.
 
     >>> from specdec_lib.toy_models import toy_model_pair
@@ -188,10 +229,11 @@ def verify_tree(tree, target, draft, prefix=(), rng=None) -> VerifiedRound:
         _validate.prefix(prefix),
     )
     _check_shape(tree, drafted=True)
+    verify_node = node_rule(rule).verify
     rng = np.random.default_rng(rng)
     path, node = (), tree
     while node:
-        verdict = verify_multi_draft([x for x, _ in node], target(prefix + path), draft(prefix + path), rng)
+        verdict = verify_node([x for x, _ in node], target(prefix + path), draft(prefix + path), rng)
         path += (verdict.token,)
         if verdict.accepted is None:
             return VerifiedRound(path, len(path) - 1, bonus=False)
@@ -200,11 +242,11 @@ def verify_tree(tree, target, draft, prefix=(), rng=None) -> VerifiedRound:
     return VerifiedRound(path + (bonus,), len(path), bonus=True)
 
 
-def tree_round_distribution(target, draft, prefix, shape):
+def tree_round_distribution(target, draft, prefix, shape, *, rule="specinfer"):
     r"""Exact law of what one token-tree round emits from ``prefix`` (trees drawn by ``draft_tree``).
 
-    At a node with children shapes :math:`s_1..s_k` and prefix c: with the steps of
-    ``multi_draft_steps``, candidate i is token x and accepted with probability
+    At a node with children shapes :math:`s_1..s_k` and prefix c: with the steps of the node
+    rule (``multi_draft_steps`` by default), candidate i is token x and accepted with probability
     ``accepted[i][x]``, and the round continues in shape :math:`s_i` from c + (x,);
     ``correction[y]`` ends it with y; a leaf ends it with a bonus y ~ p(· | c).
     Fraction models give exact results.
@@ -223,6 +265,7 @@ def tree_round_distribution(target, draft, prefix, shape):
         _validate.prefix(prefix),
     )
     _check_shape(shape)
+    steps = node_rule(rule).steps
     law = defaultdict(int)
 
     def walk(path, node_shape, mass):
@@ -232,9 +275,7 @@ def tree_round_distribution(target, draft, prefix, shape):
                 if prob > 0:
                     law[path + (y,)] += mass * prob
             return
-        accepted, correction = _steps(
-            _residuals(p, draft(prefix + path), len(node_shape)), draft(prefix + path)
-        )
+        accepted, correction = steps(p, draft(prefix + path), len(node_shape))
         for child_shape, kept in zip(node_shape, accepted):
             for x, prob in enumerate(kept):
                 if prob > 0:
@@ -288,3 +329,10 @@ def _check_shape(shape, drafted=False):
             _check_shape(node[1], drafted)
         else:
             _check_shape(node)
+
+
+NODE_RULES = {
+    "specinfer": NodeRule("specinfer", verify_multi_draft, multi_draft_steps),
+    "spectr": NodeRule("spectr", verify_spectr, spectr_steps),
+    "top_k": NodeRule("top_k", verify_top_k, top_k_steps, ranked=True),
+}

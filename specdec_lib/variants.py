@@ -142,8 +142,11 @@ def verify_typical(
     proposes: it never enters the test, so the output follows neither p nor q in general (lossy).
     Defaults ε = 0.09, δ = 0.3 are Medusa's. When the threshold is ≥ 1 (for instance ε ≥ 1 and
     δ ≥ the vocabulary size) nothing is accepted and every token is drawn from p: exact, one
-    token per round. (Medusa also truncates that drawn token to the tokens above the threshold;
-    here it is drawn from p untruncated, so acceptance is the only departure from p.)
+    token per round. This is the chain form of Medusa's sampling-path rule; Medusa verifies a tree
+    of candidates and keeps the longest accepted path, and its released ``medusa_generate``
+    defaults to temperature 0 (a candidate is kept when it equals the target's argmax). Here the
+    token after the accepted drafts is drawn from p untruncated, so acceptance is the only
+    departure from p.
 
     >>> p, q = [0.6, 0.3, 0.1], [0.2, 0.3, 0.5]
     >>> verify_typical([1, 2], [p, p, p], [q, q], rng=0)  # threshold min(0.09, 0.3·e^−H) = 0.09: both pass
