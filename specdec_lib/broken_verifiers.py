@@ -49,14 +49,16 @@ def _round(
     bonus=True,
     keep_later_drafts=False,
     target_transform=lambda p: p,
+    draft_transform=lambda q: q,
+    unchecked=0,
 ) -> VerifiedRound:
     """Algorithm 1 of Leviathan et al. (2023) with every detail a keyword, so a bug is one argument."""
     rng = np.random.default_rng(rng)
     p_rows = [target_transform(np.asarray(p, dtype=float)) for p in target_probs]
-    q_rows = [np.asarray(q, dtype=float) for q in draft_probs]
+    q_rows = [draft_transform(np.asarray(q, dtype=float)) for q in draft_probs]
     emitted = []
     for i, (x, p, q) in enumerate(zip(draft_tokens, p_rows, q_rows)):
-        if rng.random() < accept(p[x], q[x]):
+        if i < unchecked or rng.random() < accept(p[x], q[x]):
             emitted.append(int(x))
             continue
         emitted.append(sample_token(correction(p, q), rng))
