@@ -3,7 +3,7 @@
 Modules follow the lesson: ``distributions`` (a, r, α at one prefix), ``verification`` (one
 round: ``verify`` = input checks + ``verify_unchecked``), ``counting`` (K, E[K], rates and the
 paper's factors), ``varying_acceptance`` (E[K] when acceptance varies between rounds or along
-one), ``sampling`` (drawing tokens). The verification lab adds ``streams`` (exact stream
+one, and the averages of β a log can call α), ``sampling`` (drawing tokens). The verification lab adds ``streams`` (exact stream
 distributions), ``simulate`` (many rounds at once), ``transforms`` (temperature, top-k, top-p and
 mismatches), ``greedy``, ``checker`` (is a verifier exact?) and ``broken_verifiers`` (planted
 bugs), on the 3-token ``toy_models``; ``variants`` (block, typical and lenient verification) and
@@ -77,9 +77,14 @@ from .variants import (
     verify_typical,
 )
 from .varying_acceptance import (
+    AlphaEstimates,
+    alpha_estimates,
     expected_output_count_along_round,
     expected_output_count_between_rounds,
+    iid_equivalent_alpha,
     next_position_rate,
+    run_probabilities_after_last_token,
+    run_probabilities_between_rounds,
 )
 from .verification import VerifiedRound, verify, verify_unchecked
 
@@ -87,6 +92,8 @@ __all__ = [
     "acceptance_probabilities",
     "acceptance_rate",
     "accepted_mass",
+    "alpha_estimates",
+    "AlphaEstimates",
     "argmax_distribution",
     "autoregressive_generate",
     "block_emitted_distribution",
@@ -103,6 +110,7 @@ __all__ = [
     "expected_output_count_between_rounds",
     "expected_wasted_proposals",
     "forward_pass_time",
+    "iid_equivalent_alpha",
     "improvement_factor",
     "lenient_acceptance_rate",
     "lenient_emitted_distribution",
@@ -119,6 +127,8 @@ __all__ = [
     "residual_distribution",
     "residual_sequence",
     "round_distribution",
+    "run_probabilities_after_last_token",
+    "run_probabilities_between_rounds",
     "rule_acceptance_rate",
     "rule_correction",
     "rule_output_distribution",
