@@ -7,8 +7,8 @@ happens around the verifier: the drafts come from one law while the verifier is 
 penalty reaches one model only, the two vocabularies differ. It is described by the rows each side
 sees, as callables ``rows(start, accepted) -> probability vector`` (``start``: the prefix the
 round began from; ``accepted``: the drafts accepted so far in it). ``round_law`` is the exact law
-of one such round and ``sample_round`` draws one, so ``streams.stream_distribution`` and
-``stream_total_variation`` measure a slip exactly; with ``Fraction`` models, exactly to the last digit.
+of one such round and ``sample_round`` draws one; ``stream_distance`` measures how far repeated
+rounds are from the target's stream law, exactly to the last digit with ``Fraction`` models.
 
 >>> from specdec_lib import toy_model_pair
 >>> target, draft = toy_model_pair()
@@ -30,6 +30,7 @@ from . import _validate
 from .broken_verifiers import BROKEN_VERIFIERS, _round
 from .distributions import acceptance_probabilities, correction_distribution
 from .sampling import sample_token
+from .streams import stream_distribution, stream_total_variation, target_stream_distribution
 from .transforms import sampling_transform
 from .verification import VerifiedRound
 
@@ -150,6 +151,26 @@ def round_law(prefix, gamma, proposal, draft_rows, target_rows, limit=None):
 
     branch((), 1)
     return dict(law)
+
+
+def stream_distance(prefix, gamma, length, proposal, draft_rows, target_rows, reference):
+    r"""Total variation between the first ``length`` tokens of repeated slipped rounds and plain sampling from ``reference``.
+
+    :math:`\tfrac12\sum_s |P_{\text{rounds}}(s) - P_{\text{reference}}(s)|` over every stream s, the rounds'
+    law from ``round_law`` (each round continuing from where the last one stopped), the reference's
+    from ``target_stream_distribution``. 0 means exact; with ``Fraction`` models it is exact.
+
+    >>> from specdec_lib import toy_model_pair
+    >>> target, draft = toy_model_pair()
+    >>> stream_distance((1,), 2, 3, rows_of(draft), rows_of(draft), rows_of(target), target)
+    Fraction(0, 1)
+    >>> stream_distance((1,), 2, 3, argmax_rows(draft), rows_of(draft), rows_of(target), target)
+    Fraction(12, 25)
+    """
+    law = stream_distribution(
+        lambda at: round_law(at, gamma, proposal, draft_rows, target_rows), prefix, length
+    )
+    return stream_total_variation(law, target_stream_distribution(reference, prefix, length))
 
 
 def sample_round(prefix, gamma, proposal, draft_rows, target_rows, rng=None) -> VerifiedRound:

@@ -4,7 +4,10 @@ One word, "acceptance", names several numbers. All of them follow from γ and th
 probabilities :math:`S_j` = P(the first j drafts of a round are all accepted), j = 0 … γ
 (:math:`S_0 = 1`), which a log gives as counts of rounds and a model as per-position rates.
 ``acceptance_metrics`` takes either and returns every reported form; exact inputs (ints,
-``Fraction``) give exact ``Fraction`` results.
+``Fraction``) give exact ``Fraction`` results. Going back from one reported number to the others
+needs an assumption: ``from_reported`` takes iid acceptance (one α at every position), the
+model of ``counting``. (``varying_acceptance.alpha_estimates`` gives the averages of β a model's
+exact run probabilities imply, including the one a log cannot show: β at the bonus position.)
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from . import _validate
+from .varying_acceptance import iid_equivalent_alpha
 
 
 @dataclass(frozen=True)
@@ -125,3 +129,42 @@ def acceptance_metrics(*, rates=None, outcomes=None, gamma=None) -> AcceptanceMe
         by_position=tuple(run[1:]),
         conditional=tuple(later / earlier if earlier > 0 else None for earlier, later in zip(run, run[1:])),
     )
+
+
+REPORTED = {  # reported form -> E[K] from its value v and γ, under any acceptance process
+    "per_proposal": None,  # α itself under iid acceptance
+    "accepted_per_drafted": lambda v, gamma: 1 + gamma * v,
+    "mean_accepted": lambda v, gamma: 1 + v,
+    "mean_emitted": lambda v, gamma: v,
+    "system_efficiency": lambda v, gamma: (gamma + 1) * v,
+}
+
+
+def from_reported(name, value, gamma) -> AcceptanceMetrics:
+    r"""Every form of acceptance implied by one reported number, under iid acceptance.
+
+    ``name`` is one of ``REPORTED``. All but ``per_proposal`` fix E[K] whatever the process
+    (e.g. accepted ÷ drafted = a gives E[K] = 1 + γa); iid acceptance then fixes α by
+    :math:`\sum_{j=0}^{\gamma}\alpha^j` = E[K] (``iid_equivalent_alpha``, bisection, so floats),
+    and α gives the rest. ``per_proposal`` is α itself under iid acceptance (exact inputs stay exact).
+
+    >>> m = from_reported("accepted_per_drafted", 0.3, 4)  # "acceptance 0.3" with γ = 4 ...
+    >>> round(m.mean_emitted, 6), round(m.per_proposal, 3)  # ... is 2.2 tokens per round, α ≈ 0.57
+    (2.2, 0.574)
+    >>> from fractions import Fraction as F
+    >>> from_reported("per_proposal", F(4, 5), 2).mean_emitted
+    Fraction(61, 25)
+    """
+    if name not in REPORTED:
+        raise ValueError(f"name: one of {sorted(REPORTED)}, got {name!r}")
+    gamma = _validate.count("gamma", gamma, minimum=1)
+    if name == "per_proposal":
+        alpha = _validate.probability("value", value)
+    else:
+        expected_k = REPORTED[name](value, gamma)
+        if not 1 <= expected_k <= gamma + 1:
+            raise ValueError(
+                f"value: {value} implies E[K] = {expected_k}, outside [1, γ + 1] = [1, {gamma + 1}]"
+            )
+        alpha = iid_equivalent_alpha(float(expected_k), gamma)
+    return acceptance_metrics(rates=[alpha] * gamma)

@@ -8,8 +8,6 @@ import pytest
 from specdec_lib import (
     check_verifier,
     round_distribution,
-    stream_total_variation,
-    target_stream_distribution,
     toy_model_pair,
     verify,
 )
@@ -23,11 +21,11 @@ from specdec_lib.broken_samplers import (
     rows_of,
     sample_round,
     stale_penalised_rows,
+    stream_distance,
     vocabulary_rows,
     warped_rows,
 )
 from specdec_lib.stats import emitted_law_pvalues
-from specdec_lib.streams import stream_distribution
 
 TARGET, DRAFT = toy_model_pair()
 PREFIX, LENGTH, GAMMA = (1,), 4, 2

@@ -7,7 +7,9 @@ from specdec_lib.float_order import find_order_flip, logits_both_ways
 
 def _weights_and_states(seed):
     rng = np.random.default_rng(seed)
-    return rng.standard_normal((256, 500), dtype=np.float32) / 16, rng.standard_normal((2, 256), dtype=np.float32)
+    return rng.standard_normal((256, 500), dtype=np.float32) / 16, rng.standard_normal(
+        (2, 256), dtype=np.float32
+    )
 
 
 def test_blocked_and_one_row_scoring_differ_in_the_last_bits_only():
@@ -22,7 +24,9 @@ def test_a_near_tie_on_the_way_between_two_states_flips_the_greedy_token():
     weights, (a, b) = _weights_and_states(2)
     flip = find_order_flip(weights, a, b)
     assert flip is not None and flip.blocked_token != flip.alone_token
-    assert abs(flip.gap) <= 2 * flip.max_difference < 1e-4  # a tie at float32 resolution, not a real preference
+    assert (
+        abs(flip.gap) <= 2 * flip.max_difference < 1e-4
+    )  # a tie at float32 resolution, not a real preference
 
 
 def test_negative_control_blocks_of_one_row_never_flip():

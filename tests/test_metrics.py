@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from specdec_lib import expected_output_count
-from specdec_lib.metrics import acceptance_metrics, run_probabilities
+from specdec_lib.metrics import REPORTED, acceptance_metrics, from_reported, run_probabilities
 
 rates = st.fractions(min_value=0, max_value=1, max_denominator=30)
 
@@ -77,3 +77,18 @@ def test_float_rates_give_floats_and_unreached_positions_none():
 def test_bad_input_names_the_argument(kwargs, name):
     with pytest.raises(ValueError, match="^" + re.escape(name)):
         acceptance_metrics(**kwargs)
+
+
+@pytest.mark.parametrize("name", sorted(REPORTED))
+def test_every_reported_form_converts_back_to_the_alpha_it_came_from(name):
+    original = acceptance_metrics(rates=[0.7] * 4)
+    back = from_reported(name, getattr(original, name), 4)
+    assert back.per_proposal == pytest.approx(0.7, abs=1e-9)
+    assert back.mean_emitted == pytest.approx(original.mean_emitted, abs=1e-9)
+
+
+def test_from_reported_refuses_a_value_no_round_can_give():
+    with pytest.raises(ValueError, match="^value"):
+        from_reported("mean_emitted", 6, 4)  # at most γ + 1 = 5 tokens per round
+    with pytest.raises(ValueError, match="^name"):
+        from_reported("acceptance", 0.5, 4)
