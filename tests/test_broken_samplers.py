@@ -33,10 +33,7 @@ CHECKER_BLIND = {"residual_on_wrong_support"}  # the toy models never under-prop
 
 
 def stream_tv(proposal, draft_rows, target_rows, reference):
-    law = stream_distribution(
-        lambda at: round_law(at, GAMMA, proposal, draft_rows, target_rows), PREFIX, LENGTH
-    )
-    return stream_total_variation(law, target_stream_distribution(reference, PREFIX, LENGTH))
+    return stream_distance(PREFIX, GAMMA, LENGTH, proposal, draft_rows, target_rows, reference)
 
 
 @pytest.mark.parametrize("name", sorted(set(BROKEN_SAMPLERS) - CHECKER_BLIND))
