@@ -307,3 +307,28 @@ def vocabulary_rows(model, vocab, renormalise=True):
         return [v / total for v in kept] if renormalise else kept
 
     return rows
+
+
+def mystery_samplers(seed, count=3) -> dict:
+    """``count`` slips of ``BROKEN_SAMPLERS``, drawn with ``seed``, under the letters A, B, C, …: the puzzle of "Find the bug".
+
+    Each is a plain function with ``verify``'s signature that names nothing about its slip; which
+    slip hides behind which letter follows from the seed (the assignment's tests know it).
+
+    >>> mystery = mystery_samplers(seed=0)
+    >>> sorted(mystery), mystery["A"].__name__
+    (['A', 'B', 'C'], 'sampler')
+    """
+    count = _validate.count("count", count, minimum=1)
+    names = sorted(BROKEN_SAMPLERS)
+    if count > len(names):
+        raise ValueError(f"count: at most {len(names)} slips exist, got {count}")
+    chosen = np.random.default_rng(_validate.count("seed", seed)).choice(names, count, replace=False)
+
+    def hide(slip):
+        def sampler(draft_tokens, target_probs, draft_probs, rng=None):
+            return slip(draft_tokens, target_probs, draft_probs, rng)
+
+        return sampler
+
+    return {chr(ord("A") + i): hide(BROKEN_SAMPLERS[str(name)][0]) for i, name in enumerate(chosen)}
