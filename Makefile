@@ -8,7 +8,7 @@ BUILD  := $(VENV)/bin/jupyter-book build . --all -W -n --keep-going
 SCAN   := $(PY) -m specdec_course.coursework scan  # fails on any assignment solution or hidden test in a site
 FRESH  := rm -rf _build/html _build/jupyter_execute  # no stale pages from renamed chapters
 
-.PHONY: book test lab notebooks clean vendor book-student
+.PHONY: book test lab notebooks clean vendor book-student models
 
 # Reinstall only when the pinned requirements or the package metadata change.
 $(STAMP): requirements.txt pyproject.toml
@@ -55,3 +55,8 @@ book-student: $(STAMP) $(VENDOR)
 
 clean:
 	rm -rf _build
+
+# Retrain the shipped target and drafts (deterministic; JAX on CPU, tens of minutes). Never needed by book or test.
+models: $(STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[train]"
+	$(PY) -m specdec_lib.train

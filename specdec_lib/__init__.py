@@ -8,8 +8,10 @@ distributions), ``simulate`` (many rounds at once), ``transforms`` (temperature,
 mismatches), ``greedy``, ``checker`` (is a verifier exact?) and ``broken_verifiers`` (planted
 bugs), on the 3-token ``toy_models``; ``variants`` (block, typical and lenient verification) and
 ``trees`` (several drafts per position, token trees) are judged by the same tools. Measurement:
-``text_models`` (a cost-realistic character model pair with caches, fitted to ``data/corpus.txt``),
-``generate`` (plain and speculative generation with timed rounds) and ``measure`` (the command).
+``corpus`` (Python's reference topics as characters), ``transformer`` (numpy inference with a
+key/value cache), ``ngram``, ``pair`` (the shipped target and its three drafts), ``generate``
+(plain and speculative generation with timed rounds) and the ``measure`` package (the command);
+``train`` retrains the shipped weights (needs the ``train`` extra, JAX).
 Display: ``display`` (numbers as text), ``plotting`` (needs matplotlib) and ``explorers`` (needs
 ipywidgets when live). Input checks live in ``_validate``. Build and grading tools are in the
 sibling package ``specdec_course``.
@@ -43,6 +45,7 @@ from .distributions import (
 )
 from .generate import autoregressive_generate, speculative_generate
 from .greedy import argmax_distribution, verify_greedy, verify_greedy_unchecked
+from .pair import build_model_pair
 from .sampling import sample_token
 from .simulate import SimulatedRounds, simulate_rounds
 from .streams import (
@@ -53,7 +56,6 @@ from .streams import (
     stream_total_variation,
     target_stream_distribution,
 )
-from .text_models import build_model_pair
 from .toy_models import toy_model_pair
 from .transforms import mismatched_output_distribution, sampling_transform, total_variation_distance
 from .trees import (

@@ -1,6 +1,7 @@
 """Generating text, plainly and speculatively, with every round's time split into draft, verify and overhead.
 
-Both generators sample from the same law: the target's row passed through :func:`decoding_distribution`
+Both generators sample from the same law: the target's row passed through
+:func:`~specdec_lib.transforms.decoding_distribution`
 with the same settings (:func:`~specdec_lib.transforms.sampling_transform`, or the argmax at
 temperature 0). The speculative one drafts γ tokens from the draft's transformed rows (q is
 exactly what each draft token was sampled from), scores the pending token and the γ drafts in
@@ -19,34 +20,10 @@ from time import perf_counter
 import numpy as np
 
 from . import _validate
+from .corpus import decode
 from .sampling import sample_token
-from .text_models import decode
-from .transforms import sampling_transform
+from .transforms import decoding_distribution
 from .verification import verify_unchecked
-
-
-def decoding_distribution(probs, temperature=1.0, top_k=None, top_p=None) -> np.ndarray:
-    """The distribution a decoder samples from: ``sampling_transform(probs, …)``, or at temperature 0 the argmax.
-
-    Temperature 0 is greedy decoding: the one-hot row at the argmax, as
-    :func:`~specdec_lib.greedy.argmax_distribution` gives without its input checks (the models'
-    rows are valid by construction; top-k and top-p keep the argmax, so they change nothing). At
-    temperature 1 with neither top-k nor top-p the row is returned as it is (the identity).
-
-    >>> from specdec_lib import argmax_distribution
-    >>> p = np.array([0.2, 0.5, 0.3])
-    >>> decoding_distribution(p, temperature=0).tolist() == argmax_distribution(p).tolist() == [0.0, 1.0, 0.0]
-    True
-    >>> decoding_distribution(np.array([0.6, 0.3, 0.1]), temperature=0.5).round(4).tolist()
-    [0.7826, 0.1957, 0.0217]
-    """
-    if _validate.nonnegative("temperature", temperature) == 0:
-        onehot = np.zeros(len(probs))
-        onehot[int(np.argmax(probs))] = 1.0
-        return onehot
-    if temperature == 1 and top_k is None and top_p is None:
-        return probs
-    return sampling_transform(probs, temperature, top_k, top_p)
 
 
 @dataclass(frozen=True)
@@ -104,8 +81,9 @@ def autoregressive_generate(
 ):
     """Plain decoding: one target call per token, each token sampled from the target row's :func:`decoding_distribution`.
 
-    >>> from specdec_lib.text_models import build_model_pair, encode
-    >>> target, _ = build_model_pair(target_layers=2)
+    >>> from specdec_lib.corpus import encode
+    >>> from specdec_lib.pair import build_model_pair
+    >>> target, _ = build_model_pair()
     >>> out = autoregressive_generate(target, encode("the draft "), 5, seed=1)
     >>> len(out.tokens), len(out.rounds), out.rounds[0].gamma
     (5, 5, 0)
@@ -147,8 +125,9 @@ def speculative_generate(
     the default is strict verification (``verify_unchecked``). Any function with ``verify``'s
     signature works too; at ``temperature=0`` the rows are one-hot argmaxes, for ``verify_greedy``.
 
-    >>> from specdec_lib.text_models import build_model_pair, encode
-    >>> target, draft = build_model_pair(target_layers=2)
+    >>> from specdec_lib.corpus import encode
+    >>> from specdec_lib.pair import build_model_pair
+    >>> target, draft = build_model_pair()
     >>> out = speculative_generate(target, draft, encode("the draft "), 20, gamma=4, seed=1)
     >>> len(out.tokens), all(1 <= r.emitted <= 5 for r in out.rounds)
     (20, True)

@@ -3,7 +3,8 @@
 A verifier is exact only for the distributions it is given. If the drafts were sampled
 under one transform and the verifier divides by q under another, the output follows
 neither law; ``mismatched_output_distribution`` computes what it does follow and
-``total_variation_distance`` measures how far that is from the target.
+``total_variation_distance`` measures how far that is from the target. ``decoding_distribution``
+is what a decoder samples from: a transform, or the argmax at temperature 0.
 """
 
 from __future__ import annotations
@@ -95,3 +96,27 @@ def total_variation_distance(p, q) -> float:
     if exact:
         return sum((abs(a - b) for a, b in zip(p, q)), start=0) / 2
     return 0.5 * float(np.abs(p - q).sum())
+
+
+def decoding_distribution(probs, temperature=1.0, top_k=None, top_p=None) -> np.ndarray:
+    """The distribution a decoder samples from: ``sampling_transform(probs, …)``, or at temperature 0 the argmax.
+
+    Temperature 0 is greedy decoding: the one-hot row at the argmax, as
+    :func:`~specdec_lib.greedy.argmax_distribution` gives without its input checks (the models'
+    rows are valid by construction; top-k and top-p keep the argmax, so they change nothing). At
+    temperature 1 with neither top-k nor top-p the row is returned as it is (the identity).
+
+    >>> from specdec_lib import argmax_distribution
+    >>> p = np.array([0.2, 0.5, 0.3])
+    >>> decoding_distribution(p, temperature=0).tolist() == argmax_distribution(p).tolist() == [0.0, 1.0, 0.0]
+    True
+    >>> decoding_distribution(np.array([0.6, 0.3, 0.1]), temperature=0.5).round(4).tolist()
+    [0.7826, 0.1957, 0.0217]
+    """
+    if _validate.nonnegative("temperature", temperature) == 0:
+        onehot = np.zeros(len(probs))
+        onehot[int(np.argmax(probs))] = 1.0
+        return onehot
+    if temperature == 1 and top_k is None and top_p is None:
+        return probs
+    return sampling_transform(probs, temperature, top_k, top_p)
