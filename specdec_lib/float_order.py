@@ -99,3 +99,36 @@ def find_order_flip(weights, start, end, rows=4, filler=None) -> OrderFlip | Non
             b, a = int(np.argmax(blocked)), int(np.argmax(alone))
             return OrderFlip(state(t), b, a, float(alone[a] - alone[b]), float(np.abs(blocked - alone).max()))
     return None
+
+
+def scored_both_ways(model, tokens, rows=4):
+    """(blocked, alone): a cached model's float32 logits after every token of ``tokens``, scored two ways.
+
+    Blocked: ``rows`` tokens per ``forward`` call, as a verification call scores γ + 1 positions;
+    alone: one token per call, as plain decoding does. Both extend one KV cache along the same
+    text, so in real numbers the two are equal. ``model`` is a :class:`~specdec_lib.transformer.Transformer`
+    (``new_cache`` and ``forward(cache, tokens, positions, mask)``).
+
+    >>> from specdec_lib.transformer import Config, Transformer
+    >>> model = Transformer.random(Config(n_layers=1, d_model=16, n_heads=2, vocab=11), seed=0)
+    >>> blocked, alone = scored_both_ways(model, [1, 2, 3, 4, 5])
+    >>> blocked.shape, bool(np.allclose(blocked, alone, atol=1e-5))
+    ((5, 11), True)
+    """
+    from .transformer import causal_mask  # the transformer's mask: the one import this module needs from it
+
+    tokens = np.asarray(tokens, dtype=np.intp)
+    if tokens.ndim != 1 or len(tokens) == 0:
+        raise ValueError(f"tokens: expected a non-empty 1-D sequence of token ids, got shape {tokens.shape}")
+    if not isinstance(rows, int) or rows < 1:
+        raise ValueError(f"rows: expected an integer >= 1, got {rows!r}")
+    window = model.config.window
+    scored = []
+    for step in (rows, 1):
+        cache, logits = model.new_cache(capacity=len(tokens)), []
+        for start in range(0, len(tokens), step):
+            chunk = tokens[start : start + step]
+            positions = np.arange(start, start + len(chunk))
+            logits.append(model.forward(cache, chunk, positions, causal_mask(start, len(chunk), window)))
+        scored.append(np.concatenate(logits).astype(np.float32))
+    return scored[0], scored[1]
