@@ -32,3 +32,14 @@ def test_a_near_tie_on_the_way_between_two_states_flips_the_greedy_token():
 def test_negative_control_blocks_of_one_row_never_flip():
     weights, (a, b) = _weights_and_states(2)
     assert find_order_flip(weights, a, b, rows=1) is None
+
+
+def test_trained_target_scored_in_blocks_and_alone_differs_by_round_off_only():
+    from specdec_lib import build_model_pair
+    from specdec_lib.float_order import scored_both_ways
+    from specdec_lib.measure import prompt_for_seed
+
+    target, _ = build_model_pair()
+    blocked, alone = scored_both_ways(target, prompt_for_seed(0), rows=4)
+    assert (blocked != alone).any()  # another summation order: other last bits ...
+    assert np.abs(blocked - alone).max() < 1e-4  # ... and nothing more
