@@ -22,7 +22,6 @@ matplotlib) and ``explorer_states`` (what each explorer shows, computed). Input 
 package ``specdec_course``.
 """
 
-# token trees beyond SpecInfer's rule: exact top-k, SpecTr, the best tree, adaptive γ
 from .adaptive_gamma import HeuristicGamma, TheoryGamma
 from .counting import (
     break_even_verify_time,
@@ -51,8 +50,8 @@ from .greedy import argmax_distribution, verify_greedy, verify_greedy_unchecked
 from .pair import build_model_pair
 from .sampling import sample_token
 from .simulate import SimulatedRounds, simulate_rounds
-from .speedup import forward_pass_time, improvement_factor, operations_factor, optimal_gamma
 from .spectr import spectr_acceptance, spectr_output_distribution, spectr_rho, verify_spectr
+from .speedup import forward_pass_time, improvement_factor, operations_factor, optimal_gamma
 from .streams import (
     exact_stream_distribution,
     expected_accepted,

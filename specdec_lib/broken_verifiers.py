@@ -51,14 +51,16 @@ def _round(
     bonus: bool = True,
     keep_later_drafts: bool = False,
     target_transform: Callable[[np.ndarray], np.ndarray] = lambda p: p,
+    draft_transform: Callable[[np.ndarray], np.ndarray] = lambda q: q,
+    unchecked: int = 0,
 ) -> VerifiedRound:
     """Algorithm 1 of Leviathan et al. (2023) with every detail a keyword, so a bug is one argument."""
     rng = np.random.default_rng(rng)
     p_rows = [target_transform(np.asarray(p, dtype=float)) for p in target_probs]
-    q_rows = [np.asarray(q, dtype=float) for q in draft_probs]
+    q_rows = [draft_transform(np.asarray(q, dtype=float)) for q in draft_probs]
     emitted = []
     for i, (x, p, q) in enumerate(zip(draft_tokens, p_rows, q_rows)):
-        if rng.random() < accept(p[x], q[x]):
+        if i < unchecked or rng.random() < accept(p[x], q[x]):
             emitted.append(int(x))
             continue
         emitted.append(sample_token(correction(p, q), rng))
