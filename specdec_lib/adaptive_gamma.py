@@ -20,7 +20,7 @@ import copy
 from collections import defaultdict
 
 from . import _validate
-from .counting import optimal_gamma
+from .speedup import optimal_gamma
 from .streams import round_distribution
 
 
