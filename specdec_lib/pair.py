@@ -1,6 +1,6 @@
 """The course's shipped models: one target, three drafts, and the unigram every model is compared with.
 
-- ``target``: a 4-layer transformer trained on the corpus (:mod:`specdec_lib.train`);
+- ``target``: a 4-layer transformer trained on the corpus (:mod:`specdec_course.train_models`);
 - drafts: ``small`` (a 1-layer transformer trained on the same text), ``n-gram`` (an order-6
   character n-gram counted on the same training split, :mod:`specdec_lib.ngram`) and
   ``distilled`` (the 1-layer transformer trained on the target's distributions);
