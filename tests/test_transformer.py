@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
+from specdec_course.train_models import bits_per_char, evaluation_windows
 from specdec_lib.corpus import ALPHABET, OTHER, VOCAB_SIZE, corpus_sha256, corpus_split, decode, encode, split
 from specdec_lib.ngram import NGRAM_ORDER, NGramModel
 from specdec_lib.pair import DRAFTS, load_model, model_table
-from specdec_course.train_models import bits_per_char, evaluation_windows
 from specdec_lib.transformer import MODELS_DIR, Config, Transformer, causal_mask, model_card
 
 SHIPPED = ("target", "draft", "distilled")
