@@ -85,7 +85,8 @@ class TheoryGamma:
 
     @property
     def gamma(self) -> int:
-        return optimal_gamma(min(self.alpha, 1 - 1e-9), self.c, self.max_gamma)
+        # speedup's optimum is 0 where no γ pays; a policy drafts at least one token (as HeuristicGamma)
+        return max(1, optimal_gamma(min(self.alpha, 1 - 1e-9), self.c, self.max_gamma))
 
     def update(self, drafted: int, accepted: int) -> None:
         drafted, accepted = _round_counts(drafted, accepted)

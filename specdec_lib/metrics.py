@@ -139,9 +139,8 @@ def acceptance_metrics(
     )
 
 
-REPORTED: dict[
-    str, Callable[[Number, int], Number] | None
-] = {  # reported form -> E[K] from its value v and γ, under any acceptance process
+# reported form -> E[K] from its value v and γ, under any acceptance process
+REPORTED: dict[str, Callable[[Number, int], Number] | None] = {
     "per_proposal": None,  # α itself under iid acceptance
     "accepted_per_drafted": lambda v, gamma: 1 + gamma * v,
     "mean_accepted": lambda v, gamma: 1 + v,
