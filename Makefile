@@ -80,4 +80,4 @@ clean:
 # Retrain the shipped target and drafts (deterministic; JAX on CPU, tens of minutes). Never needed by book or test.
 models: $(STAMP)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[train]"
-	$(PY) -m specdec_lib.train
+	$(PY) -m specdec_course.train_models

@@ -16,7 +16,7 @@ them side by side. Measurement:
 ``corpus`` (Python's reference topics as characters), ``transformer`` (numpy inference with a
 key/value cache), ``ngram``, ``pair`` (the shipped target and its three drafts), ``generate``
 (plain and speculative generation with timed rounds) and the ``measure`` package (the command);
-``train`` retrains the shipped weights (needs the ``train`` extra, JAX). Display: ``display`` (numbers as text), ``plotting`` (needs
+``specdec_course.train_models`` retrains the shipped weights. Display: ``display`` (numbers as text), ``plotting`` (needs
 matplotlib) and ``explorer_states`` (what each explorer shows, computed). Input checks live in
 ``_validate``. The explorers' controls and widgets, the site and grading tools are in the sibling
 package ``specdec_course``.

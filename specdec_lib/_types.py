@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -35,3 +35,16 @@ Law = dict[Prefix, Any]
 RoundLaw = Callable[[Prefix], Law]
 #: (drafts, target rows, draft rows) -> emitted law.
 Rule = Callable[[list[int], list[Any], list[Any]], Law]
+
+
+class ScoringModel(Protocol):
+    """A model the generators call: a fresh state, then next-token rows for tokens appended to it.
+
+    The state (a ``KVCache``, an ``NGramState``) has a ``length`` and a ``rollback(length)``.
+    """
+
+    def new_state(self, batch: int = 1, capacity: int = ...) -> Any: ...
+
+    def score(self, state: Any, tokens: npt.ArrayLike) -> FloatArray: ...
+
+    def score_batch(self, state: Any, tokens: npt.ArrayLike) -> FloatArray: ...

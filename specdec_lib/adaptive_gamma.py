@@ -18,10 +18,21 @@ from __future__ import annotations
 
 import copy
 from collections import defaultdict
+from typing import Any, Protocol
 
 from . import _validate
+from ._types import Law, Model, Prefix
 from .speedup import optimal_gamma
 from .streams import round_distribution
+
+
+class GammaPolicy(Protocol):
+    """What a γ policy offers: the γ of the next round, and a round's outcome to learn from."""
+
+    @property
+    def gamma(self) -> int: ...
+
+    def update(self, drafted: int, accepted: int) -> None: ...
 
 
 class HeuristicGamma:
@@ -34,7 +45,7 @@ class HeuristicGamma:
     5
     """
 
-    def __init__(self, start: int = 5, max_gamma: int = 32):
+    def __init__(self, start: int = 5, max_gamma: int = 32) -> None:
         self.max_gamma = _validate.count("max_gamma", max_gamma, minimum=1)
         self.gamma = min(_validate.count("start", start, minimum=1), self.max_gamma)
 
@@ -57,7 +68,9 @@ class TheoryGamma:
     True
     """
 
-    def __init__(self, c: float, *, prior=(4, 5), decay: float = 0.9, max_gamma: int = 32):
+    def __init__(
+        self, c: float, *, prior: tuple[float, float] = (4, 5), decay: float = 0.9, max_gamma: int = 32
+    ) -> None:
         self.c = _validate.nonnegative("c", c)
         self.decay = float(_validate.probability("decay", decay))
         self.max_gamma = _validate.count("max_gamma", max_gamma, minimum=1)
@@ -72,7 +85,8 @@ class TheoryGamma:
 
     @property
     def gamma(self) -> int:
-        return optimal_gamma(min(self.alpha, 1 - 1e-9), self.c, self.max_gamma)
+        # speedup's optimum is 0 where no γ pays; a policy drafts at least one token (as HeuristicGamma)
+        return max(1, optimal_gamma(min(self.alpha, 1 - 1e-9), self.c, self.max_gamma))
 
     def update(self, drafted: int, accepted: int) -> None:
         drafted, accepted = _round_counts(drafted, accepted)
@@ -81,7 +95,9 @@ class TheoryGamma:
         self.checked = self.decay * self.checked + checked
 
 
-def adaptive_stream_distribution(target, draft, prefix, length: int, policy) -> dict:
+def adaptive_stream_distribution(
+    target: Model, draft: Model, prefix: Prefix, length: int, policy: GammaPolicy
+) -> Law:
     r"""Exact law of the first ``length`` tokens when each strict round uses the γ ``policy`` holds then.
 
     Every history is enumerated with its own copy of the policy: a round from the stream so far
@@ -97,7 +113,8 @@ def adaptive_stream_distribution(target, draft, prefix, length: int, policy) -> 
     True
     """
     length = _validate.count("length", length, minimum=1)
-    done, pending = defaultdict(int), [((), 1, copy.deepcopy(policy))]
+    done: defaultdict[Prefix, Any] = defaultdict(int)
+    pending: list[tuple[Prefix, Any, GammaPolicy]] = [((), 1, copy.deepcopy(policy))]
     while pending:
         stream, mass, state = pending.pop()
         if len(stream) >= length:
@@ -111,7 +128,7 @@ def adaptive_stream_distribution(target, draft, prefix, length: int, policy) -> 
     return dict(done)
 
 
-def _round_counts(drafted, accepted):
+def _round_counts(drafted: int, accepted: int) -> tuple[int, int]:
     drafted = _validate.count("drafted", drafted, minimum=1)
     accepted = _validate.count("accepted", accepted)
     if accepted > drafted:

@@ -21,12 +21,15 @@ True
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from functools import partial
+from typing import Any
 
 import numpy as np
 
 from . import _validate
+from ._types import Law, Model, Number, Prefix, Probabilities, Rows, Seed
 from .broken_verifiers import BROKEN_VERIFIERS, _round
 from .distributions import acceptance_probabilities, correction_distribution
 from .sampling import sample_token
@@ -34,14 +37,19 @@ from .streams import stream_distribution, stream_total_variation, target_stream_
 from .transforms import sampling_transform
 from .verification import VerifiedRound
 
+#: What one side of a round is handed: (round's prefix, drafts accepted so far) -> probability vector.
+SideRows = Callable[[Prefix, Prefix], Probabilities]
+#: A sampler with ``verify``'s signature.
+Sampler = Callable[..., VerifiedRound]
+
 VERIFIER_TEMPERATURE = 2.0  # the temperature the slip of case 1 applies to q inside the verifier
 
 
-def _normalised(weights):
+def _normalised(weights: np.ndarray) -> np.ndarray:
     return weights / weights.sum()
 
 
-def _leftover_on_last(p, q):
+def _leftover_on_last(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """[p − q]+ fed, unnormalised, to an inverse CDF that assumes its weights sum to 1.
 
     A uniform above the weights' total runs off the end of the CDF; clipped to the last token id,
@@ -52,7 +60,7 @@ def _leftover_on_last(p, q):
     return weights
 
 
-BROKEN_SAMPLERS = {
+BROKEN_SAMPLERS: dict[str, tuple[Sampler, str]] = {
     "verifier_q_at_other_temperature": (
         partial(_round, draft_transform=partial(sampling_transform, temperature=VERIFIER_TEMPERATURE)),
         f"The drafts are sampled from q, but the verifier divides by q warped to temperature "
@@ -81,7 +89,7 @@ BROKEN_SAMPLERS = {
 # --- drafting slips: what each side of a round is handed ----------------------------------------------
 
 
-def rows_of(model):
+def rows_of(model: Model) -> SideRows:
     """The honest rows of ``model``: its law at the round's prefix plus the drafts accepted so far.
 
     >>> from fractions import Fraction as F
@@ -93,7 +101,14 @@ def rows_of(model):
     return lambda start, accepted: model(start + accepted)
 
 
-def round_law(prefix, gamma, proposal, draft_rows, target_rows, limit=None):
+def round_law(
+    prefix: Sequence[int],
+    gamma: int,
+    proposal: SideRows,
+    draft_rows: SideRows,
+    target_rows: SideRows,
+    limit: int | None = None,
+) -> Law:
     r"""Exact law of one round whose drafts come from ``proposal`` while the verifier is handed other rows.
 
     At each position the next draft x is drawn from :math:`s = ` ``proposal(prefix, accepted)``;
@@ -116,9 +131,9 @@ def round_law(prefix, gamma, proposal, draft_rows, target_rows, limit=None):
     """
     prefix, gamma = _validate.prefix(prefix), _validate.count("gamma", gamma)
     limit = None if limit is None else _validate.count("limit", limit, minimum=1)
-    law = defaultdict(int)
+    law: defaultdict[Prefix, Any] = defaultdict(int)
 
-    def branch(accepted, mass):
+    def branch(accepted: Prefix, mass: Any) -> None:
         if limit is not None and len(accepted) >= limit:
             law[accepted[:limit]] += mass
             return
@@ -153,7 +168,15 @@ def round_law(prefix, gamma, proposal, draft_rows, target_rows, limit=None):
     return dict(law)
 
 
-def stream_distance(prefix, gamma, length, proposal, draft_rows, target_rows, reference):
+def stream_distance(
+    prefix: Prefix,
+    gamma: int,
+    length: int,
+    proposal: SideRows,
+    draft_rows: SideRows,
+    target_rows: SideRows,
+    reference: Model,
+) -> Number:
     r"""Total variation between the first ``length`` tokens of repeated slipped rounds and plain sampling from ``reference``.
 
     :math:`\tfrac12\sum_s |P_{\text{rounds}}(s) - P_{\text{reference}}(s)|` over every stream s, the rounds'
@@ -173,7 +196,14 @@ def stream_distance(prefix, gamma, length, proposal, draft_rows, target_rows, re
     return stream_total_variation(law, target_stream_distribution(reference, prefix, length))
 
 
-def sample_round(prefix, gamma, proposal, draft_rows, target_rows, rng=None) -> VerifiedRound:
+def sample_round(
+    prefix: Sequence[int],
+    gamma: int,
+    proposal: SideRows,
+    draft_rows: SideRows,
+    target_rows: SideRows,
+    rng: Seed = None,
+) -> VerifiedRound:
     """Draw one round of ``round_law``: drafts from ``proposal``, verified against the rows the verifier is handed.
 
     >>> from specdec_lib import toy_model_pair
@@ -183,7 +213,7 @@ def sample_round(prefix, gamma, proposal, draft_rows, target_rows, rng=None) -> 
     """
     prefix, gamma = _validate.prefix(prefix), _validate.count("gamma", gamma)
     rng = np.random.default_rng(rng)
-    accepted = ()
+    accepted: Prefix = ()
     for _ in range(gamma):
         p = np.asarray(target_rows(prefix, accepted), dtype=float)
         q = np.asarray(draft_rows(prefix, accepted), dtype=float)
@@ -198,7 +228,7 @@ def sample_round(prefix, gamma, proposal, draft_rows, target_rows, rng=None) -> 
     return VerifiedRound(accepted + (bonus,), gamma, True)
 
 
-def argmax_rows(model):
+def argmax_rows(model: Model) -> SideRows:
     """Rows of a greedy drafter: all mass on ``model``'s most probable token (lowest id on ties), exact if the model is.
 
     >>> from fractions import Fraction as F
@@ -207,7 +237,7 @@ def argmax_rows(model):
     """
     model = _validate.model("model", model)
 
-    def rows(start, accepted):
+    def rows(start: Prefix, accepted: Prefix) -> Probabilities:
         row = model(start + accepted)
         best = max(range(len(row)), key=lambda x: (row[x], -x))
         return [1 - 0 * row[x] if x == best else 0 * row[x] for x in range(len(row))]
@@ -215,7 +245,7 @@ def argmax_rows(model):
     return rows
 
 
-def warped_rows(model, temperature):
+def warped_rows(model: Model, temperature: float) -> SideRows:
     """Rows of ``model`` after a sampling temperature (``sampling_transform``), in float.
 
     >>> warped_rows(lambda prefix: [0.6, 0.3, 0.1], 0.5)((), ()).round(4).tolist()
@@ -225,7 +255,7 @@ def warped_rows(model, temperature):
     return lambda start, accepted: sampling_transform(model(start + accepted), temperature=temperature)
 
 
-def frequency_penalised(row, history, factor=Fraction(1, 2)):
+def frequency_penalised(row: Probabilities, history: Prefix, factor: Number = Fraction(1, 2)) -> list:
     r"""A frequency penalty in probability space: :math:`p'(x) \propto p(x)\,f^{c(x)}`, c(x) the count of x in ``history``.
 
     Subtracting :math:`\lambda\,c(x)` from the logits, as serving systems do, is this with
@@ -240,7 +270,7 @@ def frequency_penalised(row, history, factor=Fraction(1, 2)):
     return [w / total for w in weights]
 
 
-def penalised_rows(model, factor=Fraction(1, 2)):
+def penalised_rows(model: Model, factor: Number = Fraction(1, 2)) -> SideRows:
     """Honest rows of ``model`` with a frequency penalty counted over the whole prefix, accepted drafts included.
 
     >>> from fractions import Fraction as F
@@ -251,7 +281,7 @@ def penalised_rows(model, factor=Fraction(1, 2)):
     return lambda start, accepted: frequency_penalised(model(start + accepted), start + accepted, factor)
 
 
-def stale_penalised_rows(model, factor=Fraction(1, 2)):
+def stale_penalised_rows(model: Model, factor: Number = Fraction(1, 2)) -> SideRows:
     """The penalty's counts taken at the start of the round only: the drafts accepted in it are not counted.
 
     >>> from fractions import Fraction as F
@@ -262,7 +292,7 @@ def stale_penalised_rows(model, factor=Fraction(1, 2)):
     return lambda start, accepted: frequency_penalised(model(start + accepted), start, factor)
 
 
-def padded_model(model, extra, mass=Fraction(1, 50)):
+def padded_model(model: Model, extra: int, mass: Number = Fraction(1, 50)) -> Model:
     """``model`` with ``extra`` padding tokens appended to its vocabulary, given ``mass`` in total (shared equally).
 
     A padded embedding whose unused rows still get a little probability. Padding tokens in the
@@ -276,13 +306,13 @@ def padded_model(model, extra, mass=Fraction(1, 50)):
     extra = _validate.count("extra", extra, minimum=1)
     vocab = len(model(()))
 
-    def padded(prefix):
+    def padded(prefix: Prefix) -> list:
         return [v * (1 - mass) for v in model(tuple(t for t in prefix if t < vocab))] + [mass / extra] * extra
 
     return padded
 
 
-def vocabulary_rows(model, vocab, renormalise=True):
+def vocabulary_rows(model: Model, vocab: int, renormalise: bool = True) -> SideRows:
     """Rows of ``model`` cut or zero-padded to ``vocab`` tokens (cut rows renormalised unless told not to).
 
     The model reads the prefix without the token ids outside its own vocabulary.
@@ -298,7 +328,7 @@ def vocabulary_rows(model, vocab, renormalise=True):
 
     own = len(model(()))
 
-    def rows(start, accepted):
+    def rows(start: Prefix, accepted: Prefix) -> list:
         row = list(model(tuple(t for t in start + accepted if t < own)))  # ids it cannot embed are skipped
         if len(row) < vocab:
             return row + [0] * (vocab - len(row))
@@ -309,7 +339,7 @@ def vocabulary_rows(model, vocab, renormalise=True):
     return rows
 
 
-def mystery_samplers(seed, count=3) -> dict:
+def mystery_samplers(seed: int, count: int = 3) -> dict[str, Sampler]:
     """``count`` slips of ``BROKEN_SAMPLERS``, drawn with ``seed``, under the letters A, B, C, …: the puzzle of "Find the bug".
 
     Each is a plain function with ``verify``'s signature that names nothing about its slip; which
@@ -325,8 +355,10 @@ def mystery_samplers(seed, count=3) -> dict:
         raise ValueError(f"count: at most {len(names)} slips exist, got {count}")
     chosen = np.random.default_rng(_validate.count("seed", seed)).choice(names, count, replace=False)
 
-    def hide(slip):
-        def sampler(draft_tokens, target_probs, draft_probs, rng=None):
+    def hide(slip: Sampler) -> Sampler:
+        def sampler(
+            draft_tokens: Sequence[int], target_probs: Rows, draft_probs: Rows, rng: Seed = None
+        ) -> VerifiedRound:
             return slip(draft_tokens, target_probs, draft_probs, rng)
 
         return sampler

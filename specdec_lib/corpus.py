@@ -14,9 +14,11 @@ held out, so both parts sample every topic.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from functools import lru_cache
 
 import numpy as np
+import numpy.typing as npt
 
 ALPHABET = "\n" + "".join(chr(code) for code in range(32, 127))  # token id = index in this string
 OTHER = len(ALPHABET)  # the id of every character outside ALPHABET
@@ -41,7 +43,7 @@ def encode(text: str) -> np.ndarray:
     return np.where(codes < 128, _TOKEN_OF[np.minimum(codes, 127)], OTHER)
 
 
-def decode(tokens) -> str:
+def decode(tokens: Iterable[int]) -> str:
     """The text of character ids (:data:`OTHER` shows as U+FFFD).
 
     >>> decode(encode("while True:"))
@@ -71,7 +73,7 @@ def corpus_sha256(text: str | None = None) -> str:
     return hashlib.sha256((corpus_text() if text is None else text).encode("utf-8")).hexdigest()
 
 
-def split(tokens) -> tuple[np.ndarray, np.ndarray]:
+def split(tokens: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """(train, held-out): block i of :data:`BLOCK` tokens is held out when i % SPLIT_EVERY is SPLIT_EVERY − 1.
 
     >>> train, held_out = split(np.arange(10 * BLOCK))

@@ -11,13 +11,20 @@ although the algorithm is exact.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from .transformer import Transformer
 
 BISECTION_STEPS = 64  # halvings of the path from one hidden state to the other: past float32 resolution
 
 
-def logits_both_ways(hidden, weights, rows=4):
+def logits_both_ways(
+    hidden: npt.ArrayLike, weights: npt.ArrayLike, rows: int = 4
+) -> tuple[np.ndarray, np.ndarray]:
     """(blocked, alone): ``hidden @ weights`` in float32, scored ``rows`` at a time and one row at a time.
 
     Scoring in blocks is what a verification call over γ + 1 = ``rows`` positions does; one row
@@ -56,7 +63,13 @@ class OrderFlip:
     max_difference: float
 
 
-def find_order_flip(weights, start, end, rows=4, filler=None) -> OrderFlip | None:
+def find_order_flip(
+    weights: np.ndarray,
+    start: npt.ArrayLike,
+    end: npt.ArrayLike,
+    rows: int = 4,
+    filler: npt.ArrayLike | None = None,
+) -> OrderFlip | None:
     """Walk from hidden state ``start`` to ``end`` until blocked and one-row scoring disagree on the argmax.
 
     Along the segment the argmax changes from ``start``'s token to another, through a tie. Bisection
@@ -76,10 +89,10 @@ def find_order_flip(weights, start, end, rows=4, filler=None) -> OrderFlip | Non
     filler = end if filler is None else np.asarray(filler, dtype=np.float32)
     block = np.tile(filler, (rows, 1))
 
-    def state(t):
+    def state(t: float) -> np.ndarray:
         return (start + np.float32(t) * (end - start)).astype(np.float32)
 
-    def scores(t):
+    def scores(t: float) -> tuple[np.ndarray, np.ndarray]:
         block[0] = state(t)
         return (block @ weights)[0], (block[:1] @ weights)[0]
 
@@ -101,7 +114,9 @@ def find_order_flip(weights, start, end, rows=4, filler=None) -> OrderFlip | Non
     return None
 
 
-def scored_both_ways(model, tokens, rows=4):
+def scored_both_ways(
+    model: Transformer, tokens: npt.ArrayLike, rows: int = 4
+) -> tuple[np.ndarray, np.ndarray]:
     """(blocked, alone): a cached model's float32 logits after every token of ``tokens``, scored two ways.
 
     Blocked: ``rows`` tokens per ``forward`` call, as a verification call scores γ + 1 positions;

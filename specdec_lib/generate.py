@@ -14,16 +14,22 @@ counter, e.g. ``time.process_time`` to leave out time a shared machine spent on 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from time import perf_counter
+from typing import Any
 
 import numpy as np
 
 from . import _validate
+from ._types import ScoringModel, Seed
 from .corpus import decode
 from .sampling import sample_token
 from .transforms import decoding_distribution
-from .verification import verify_unchecked
+from .verification import VerifiedRound, verify_unchecked
+
+#: (drafts, target rows, draft rows, rng) -> the round's verdict, as ``verify`` decides it.
+Verifier = Callable[[list[int], list[np.ndarray], list[np.ndarray], np.random.Generator], VerifiedRound]
 
 
 @dataclass(frozen=True)
@@ -65,7 +71,7 @@ class Generation:
         return decode(self.tokens)
 
 
-def _start(model, prompt):
+def _start(model: ScoringModel, prompt: Iterable[int]) -> tuple[Any, int]:
     """A cache holding all of the prompt but its last token, which is scored by the first timed call."""
     prompt = [int(t) for t in prompt]
     if not prompt:
@@ -77,8 +83,16 @@ def _start(model, prompt):
 
 
 def autoregressive_generate(
-    target, prompt, max_new_tokens, *, seed=0, temperature=1.0, top_k=None, top_p=None, clock=perf_counter
-):
+    target: ScoringModel,
+    prompt: Iterable[int],
+    max_new_tokens: int,
+    *,
+    seed: Seed = 0,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    clock: Callable[[], float] = perf_counter,
+) -> Generation:
     """Plain decoding: one target call per token, each token sampled from the target row's :func:`decoding_distribution`.
 
     >>> from specdec_lib.corpus import encode
@@ -91,7 +105,8 @@ def autoregressive_generate(
     max_new_tokens = _validate.count("max_new_tokens", max_new_tokens, minimum=1)
     rng = np.random.default_rng(seed)
     state, pending = _start(target, prompt)
-    tokens, rounds = [], []
+    tokens: list[int] = []
+    rounds: list[RoundRecord] = []
     start = last = clock()
     while len(tokens) < max_new_tokens:
         p = decoding_distribution(target.score(state, [pending])[0], temperature, top_k, top_p)
@@ -105,19 +120,19 @@ def autoregressive_generate(
 
 
 def speculative_generate(
-    target,
-    draft,
-    prompt,
-    max_new_tokens,
-    gamma,
+    target: ScoringModel,
+    draft: ScoringModel,
+    prompt: Iterable[int],
+    max_new_tokens: int,
+    gamma: int,
     *,
-    seed=0,
-    temperature=1.0,
-    top_k=None,
-    top_p=None,
-    verifier=verify_unchecked,
-    clock=perf_counter,
-):
+    seed: Seed = 0,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    verifier: Verifier = verify_unchecked,
+    clock: Callable[[], float] = perf_counter,
+) -> Generation:
     """Speculative decoding: γ draft calls, one target call on γ+1 positions, verify, roll back.
 
     Output is cut to ``max_new_tokens``; the records keep every round whole. ``verifier`` decides
@@ -138,7 +153,8 @@ def speculative_generate(
     target_state, pending = _start(target, prompt)
     draft_state, _ = _start(draft, prompt)
     draft_feed = [pending]  # tokens the draft has yet to read: one, or two after a bonus
-    tokens, rounds = [], []
+    tokens: list[int] = []
+    rounds: list[RoundRecord] = []
     start = last = clock()
     while len(tokens) < max_new_tokens:
         drafts, q_rows = [], []

@@ -13,10 +13,12 @@ exact run probabilities imply, including the one a log cannot show: β at the bo
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
 from . import _validate
+from ._types import Number
 from .varying_acceptance import iid_equivalent_alpha
 
 
@@ -64,7 +66,9 @@ class AcceptanceMetrics:
         return out
 
 
-def run_probabilities(*, rates=None, outcomes=None, gamma=None) -> list:
+def run_probabilities(
+    *, rates: Sequence[Number] | None = None, outcomes: Sequence[int] | None = None, gamma: int | None = None
+) -> list[Number]:
     r"""Run probabilities :math:`S_0 … S_\gamma` from per-position rates or from logged rounds.
 
     ``rates[i]``: the probability that draft i + 1 is accepted given drafts 1 … i were
@@ -83,11 +87,13 @@ def run_probabilities(*, rates=None, outcomes=None, gamma=None) -> list:
     if rates is not None:
         if gamma is not None and gamma != len(rates):
             raise ValueError(f"gamma: {gamma} disagrees with the {len(rates)} rates given")
-        run, survive = [Fraction(1)], Fraction(1)
+        survive: Number = Fraction(1)
+        run: list[Number] = [survive]
         for i, rate in enumerate(rates):
             survive = survive * _validate.probability(f"rates[{i}]", rate)
             run.append(survive)
         return run if all(_validate.is_exact(r) for r in run) else [float(r) for r in run]
+    assert outcomes is not None  # exactly one of rates, outcomes was given
     if gamma is None:
         raise ValueError("gamma: needed with outcomes (a round may accept 0 … γ drafts)")
     gamma = _validate.count("gamma", gamma, minimum=1)
@@ -100,7 +106,9 @@ def run_probabilities(*, rates=None, outcomes=None, gamma=None) -> list:
     return [Fraction(sum(c for n, c in counts.items() if n >= j), rounds) for j in range(gamma + 1)]
 
 
-def acceptance_metrics(*, rates=None, outcomes=None, gamma=None) -> AcceptanceMetrics:
+def acceptance_metrics(
+    *, rates: Sequence[Number] | None = None, outcomes: Sequence[int] | None = None, gamma: int | None = None
+) -> AcceptanceMetrics:
     r"""Every reported form of acceptance (``AcceptanceMetrics``) from per-position rates or logged rounds.
 
     Give ``rates`` (the conditional acceptance of each draft position, γ of them) or ``outcomes``
@@ -131,7 +139,8 @@ def acceptance_metrics(*, rates=None, outcomes=None, gamma=None) -> AcceptanceMe
     )
 
 
-REPORTED = {  # reported form -> E[K] from its value v and γ, under any acceptance process
+# reported form -> E[K] from its value v and γ, under any acceptance process
+REPORTED: dict[str, Callable[[Number, int], Number] | None] = {
     "per_proposal": None,  # α itself under iid acceptance
     "accepted_per_drafted": lambda v, gamma: 1 + gamma * v,
     "mean_accepted": lambda v, gamma: 1 + v,
@@ -140,7 +149,7 @@ REPORTED = {  # reported form -> E[K] from its value v and γ, under any accepta
 }
 
 
-def from_reported(name, value, gamma) -> AcceptanceMetrics:
+def from_reported(name: str, value: Number, gamma: int) -> AcceptanceMetrics:
     r"""Every form of acceptance implied by one reported number, under iid acceptance.
 
     ``name`` is one of ``REPORTED``. All but ``per_proposal`` fix E[K] whatever the process
@@ -161,7 +170,9 @@ def from_reported(name, value, gamma) -> AcceptanceMetrics:
     if name == "per_proposal":
         alpha = _validate.probability("value", value)
     else:
-        expected_k = REPORTED[name](value, gamma)
+        to_expected_k = REPORTED[name]
+        assert to_expected_k is not None  # only per_proposal has none
+        expected_k = to_expected_k(value, gamma)
         if not 1 <= expected_k <= gamma + 1:
             raise ValueError(
                 f"value: {value} implies E[K] = {expected_k}, outside [1, γ + 1] = [1, {gamma + 1}]"

@@ -8,9 +8,11 @@ rolls back), so it can stand in for a transformer draft: a draft call is a table
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _validate
 from .corpus import VOCAB_SIZE, corpus_split
@@ -33,7 +35,7 @@ class NGramModel:
     ('a', 1.0)
     """
 
-    def __init__(self, tokens, order: int, vocab: int = VOCAB_SIZE):
+    def __init__(self, tokens: npt.ArrayLike, order: int, vocab: int = VOCAB_SIZE) -> None:
         self.order = _validate.count("order", order, minimum=1)
         self.vocab = _validate.count("vocab", vocab, minimum=2)
         tokens = np.asarray(tokens, dtype=np.int64)
@@ -47,7 +49,7 @@ class NGramModel:
             self._counts.update(zip(((k, c) for c in contexts[starts].tolist()), groups))
         self._memo: dict[tuple[int, ...], np.ndarray] = {}
 
-    def probabilities(self, tokens, end=None) -> np.ndarray:
+    def probabilities(self, tokens: Sequence[int] | np.ndarray, end: int | None = None) -> np.ndarray:
         """P(next token | the order−1 tokens before position ``end`` of ``tokens``), a float64 vector.
 
         ``end`` defaults to ``len(tokens)``. Treat the returned vector as read-only (it is memoised).
@@ -60,7 +62,7 @@ class NGramModel:
         """How many (context, next token) counts the model stores: its "parameters"."""
         return int(sum(len(ids) for ids, _ in self._counts.values()))
 
-    def bits_per_char(self, tokens) -> float:
+    def bits_per_char(self, tokens: npt.ArrayLike) -> float:
         """Mean −log₂ P(token | the tokens before it) over ``tokens[1:]``.
 
         >>> from specdec_lib.corpus import encode
@@ -132,7 +134,7 @@ class NGramDraft:
         """An empty state for ``batch`` sequences (``capacity`` is accepted for interface parity)."""
         return NGramState(batch)
 
-    def score_batch(self, state: NGramState, tokens) -> np.ndarray:
+    def score_batch(self, state: NGramState, tokens: npt.ArrayLike) -> np.ndarray:
         """Append ``tokens[s]`` to sequence s; rows of next-token probabilities, shape (batch, n, vocab)."""
         tokens = np.asarray(tokens, dtype=np.intp)
         if tokens.ndim != 2 or tokens.shape[0] != state.batch or tokens.shape[1] == 0:
@@ -145,7 +147,7 @@ class NGramDraft:
             out.append([self.model.probabilities(row, end) for end in range(start + 1, start + n + 1)])
         return np.asarray(out)
 
-    def score(self, state: NGramState, tokens) -> np.ndarray:
+    def score(self, state: NGramState, tokens: npt.ArrayLike) -> np.ndarray:
         """Append ``tokens`` to a single sequence; row i is the next-token law after ``tokens[:i+1]``."""
         return self.score_batch(state, np.asarray(tokens, dtype=np.intp)[None])[0]
 

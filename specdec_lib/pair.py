@@ -1,6 +1,6 @@
 """The course's shipped models: one target, three drafts, and the unigram every model is compared with.
 
-- ``target``: a 4-layer transformer trained on the corpus (:mod:`specdec_lib.train`);
+- ``target``: a 4-layer transformer trained on the corpus (:mod:`specdec_course.train_models`);
 - drafts: ``small`` (a 1-layer transformer trained on the same text), ``n-gram`` (an order-6
   character n-gram counted on the same training split, :mod:`specdec_lib.ngram`) and
   ``distilled`` (the 1-layer transformer trained on the target's distributions);
@@ -13,6 +13,7 @@ n-gram and the unigram are counted when first asked for (a few seconds, then cac
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import cast
 
 from .ngram import NGRAM_ORDER, NGramDraft, fitted_ngram
 from .transformer import Transformer, load, model_card
@@ -25,7 +26,7 @@ _CARDS = {**_SHIPPED, "n-gram": "ngram"}  # name -> model card
 
 
 @lru_cache(maxsize=4)
-def load_model(name: str):
+def load_model(name: str) -> Transformer | NGramDraft:
     """``"target"``, or a draft in :data:`DRAFTS` (cached: every caller shares one instance).
 
     >>> load_model("target").config.n_layers, load_model("small").config.n_layers
@@ -38,7 +39,7 @@ def load_model(name: str):
     return load(_SHIPPED[name])
 
 
-def build_model_pair(draft: str = PRIMARY_DRAFT) -> tuple[Transformer, object]:
+def build_model_pair(draft: str = PRIMARY_DRAFT) -> tuple[Transformer, Transformer | NGramDraft]:
     """(target, draft): the shipped target and the draft named ``draft`` (default the small transformer).
 
     >>> target, draft = build_model_pair()
@@ -47,7 +48,7 @@ def build_model_pair(draft: str = PRIMARY_DRAFT) -> tuple[Transformer, object]:
     """
     if draft not in DRAFTS:
         raise ValueError(f"draft: must be one of {DRAFTS}, got {draft!r}")
-    return load_model("target"), load_model(draft)
+    return cast(Transformer, load_model("target")), load_model(draft)
 
 
 def model_table() -> dict[str, dict[str, float | int]]:

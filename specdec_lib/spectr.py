@@ -24,16 +24,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import _validate
+from ._types import FloatArray, Number, Seed
 from .sampling import sample_token
+
+if TYPE_CHECKING:
+    from .trees import MultiDraftVerdict
 
 BISECTION_STEPS = 30  # ρ to within (k − 1)·2^-30, always on the valid side
 
 
-def spectr_rho(p: Sequence, q: Sequence, k: int):
+def spectr_rho(p: Sequence, q: Sequence, k: int) -> Number:
     r"""The smallest divisor ρ ∈ [1, k] with :math:`1-(1-\beta_\rho)^k \le \rho\,\beta_\rho` (bisection, valid side).
 
     Exact (a ``Fraction``) for ``Fraction`` rows: the check at every step is exact, and the
@@ -56,7 +61,9 @@ def spectr_rho(p: Sequence, q: Sequence, k: int):
     return high
 
 
-def spectr_steps(p: Sequence, q: Sequence, k: int, *, rho=None, _short: int = 0) -> tuple[list, Sequence]:
+def spectr_steps(
+    p: Sequence, q: Sequence, k: int, *, rho: Number | None = None, _short: int = 0
+) -> tuple[list, Sequence | FloatArray]:
     r"""Exact verdict of ``verify_spectr`` with k fresh candidates from q, in ``multi_draft_steps``' form.
 
     ``accepted[i][x] = (1-β)^i m(x)`` (candidate i+1 is x and accepted), ``correction[y]`` =
@@ -89,7 +96,7 @@ def spectr_steps(p: Sequence, q: Sequence, k: int, *, rho=None, _short: int = 0)
     return accepted, [reach * v / mass for v in rest]
 
 
-def _float_steps(p, q, k, rho, terms):
+def _float_steps(p: FloatArray, q: FloatArray, k: int, rho: Any, terms: int) -> tuple[list, FloatArray]:
     """``spectr_steps`` on float rows, vectorised; round-off negatives in the residual are clipped."""
     kept = np.minimum(q, p / rho)
     miss = 1.0 - float(kept.sum())
@@ -113,7 +120,7 @@ def spectr_output_distribution(p: Sequence, q: Sequence, k: int) -> list:
     return [sum(column) + c for column, c in zip(zip(*accepted), correction)]
 
 
-def spectr_acceptance(p: Sequence, q: Sequence, k: int):
+def spectr_acceptance(p: Sequence, q: Sequence, k: int) -> Number:
     r"""Probability that one of the k candidates is accepted: :math:`1 - (1-\beta_\rho)^k` at ρ = ``spectr_rho``.
 
     >>> from fractions import Fraction as F
@@ -125,8 +132,13 @@ def spectr_acceptance(p: Sequence, q: Sequence, k: int):
 
 
 def verify_spectr(
-    candidates: Sequence[int], target_probs: Sequence, draft_probs: Sequence, rng=None, *, _short: int = 0
-):
+    candidates: Sequence[int],
+    target_probs: Sequence,
+    draft_probs: Sequence,
+    rng: Seed = None,
+    *,
+    _short: int = 0,
+) -> MultiDraftVerdict:
     r"""K-SEQ: check k candidates drawn independently from q, accepting x with :math:`\min(1, p(x)/(\rho q(x)))`.
 
     Same arguments and verdict as ``trees.verify_multi_draft``: the first accepted candidate is
@@ -153,7 +165,7 @@ def verify_spectr(
     return MultiDraftVerdict(sample_token(np.asarray(correction, dtype=float), rng), None)
 
 
-def _valid(p, q, k, rho) -> bool:
+def _valid(p: Any, q: Any, k: int, rho: Number) -> bool:
     if isinstance(p, np.ndarray):  # float rows: one vectorised pass, a little slack for round-off
         beta = float(np.minimum(q, p / rho).sum())
         return 1 - (1 - beta) ** k <= rho * beta + 1e-12

@@ -17,14 +17,19 @@ top k. (With a one-hot q this is Sequoia's sampling without replacement; q only 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import _validate
+from ._types import Probabilities, Seed
 from .sampling import sample_token
 
+if TYPE_CHECKING:
+    from .trees import MultiDraftVerdict
 
-def top_k_candidates(draft_probs: Sequence, k: int) -> list[int]:
+
+def top_k_candidates(draft_probs: Probabilities, k: int) -> list[int]:
     """The draft's k most likely tokens, most likely first (ties: the lower token id first).
 
     >>> top_k_candidates([0.2, 0.5, 0.3], 2)
@@ -62,10 +67,10 @@ def verify_top_k(
     candidates: Sequence[int],
     target_probs: Sequence,
     draft_probs: Sequence | None = None,
-    rng=None,
+    rng: Seed = None,
     *,
     _lag: int = 0,
-):
+) -> MultiDraftVerdict:
     r"""Check distinct candidates in order; accept :math:`c_i` with :math:`p(c_i)/(1-\sum_{j<i}p(c_j))`, else draw from what is left.
 
     ``candidates``: distinct token ids (typically ``top_k_candidates(draft_probs, k)``);
@@ -138,7 +143,7 @@ def distinct_candidates(candidates: Sequence[int], vocab: int) -> list[int]:
     return out
 
 
-def _without(p, removed):
+def _without(p: Sequence, removed: Sequence[int]) -> Sequence:
     """p with the ``removed`` tokens zeroed and renormalised (p itself if nothing would be left)."""
     kept = [0 * v if x in removed else v for x, v in enumerate(p)]
     mass = sum(kept)

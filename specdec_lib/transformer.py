@@ -21,8 +21,10 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _validate
 from .corpus import VOCAB_SIZE
@@ -120,7 +122,7 @@ class KVCache:
             raise ValueError(f"length: cannot roll forward from {self.length} to {length}")
         self.length = length
 
-    def keep(self, positions) -> None:
+    def keep(self, positions: npt.ArrayLike) -> None:
         """Keep only the cached positions listed, in that order (compacting a tree down to its accepted path).
 
         >>> cache = KVCache(Config(n_layers=1, d_model=2, n_heads=1))
@@ -208,9 +210,13 @@ class Transformer:
     True
     """
 
-    def __init__(self, config: Config, weights: dict[str, np.ndarray]):
+    def __init__(self, config: Config, weights: dict[str, np.ndarray]) -> None:
         self.config = config
-        missing = {name for name, shape in config.shapes().items() if np.shape(weights.get(name)) != shape}
+        missing = {
+            name
+            for name, shape in config.shapes().items()
+            if name not in weights or np.shape(weights[name]) != shape
+        }
         if missing:
             raise ValueError(f"weights: missing or misshapen {sorted(missing)} for {config}")
         self.weights = {name: np.asarray(weights[name], dtype=np.float32) for name in config.shapes()}
@@ -239,7 +245,9 @@ class Transformer:
 
     new_state = new_cache  # the name the generators call
 
-    def forward(self, cache: KVCache, tokens, positions, mask) -> np.ndarray:
+    def forward(
+        self, cache: KVCache, tokens: npt.ArrayLike, positions: np.ndarray, mask: np.ndarray
+    ) -> np.ndarray:
         """Logits of ``n`` new tokens; their keys and values are appended to ``cache``.
 
         ``tokens``: shape (n,) or (batch, n); ``positions``: (n,) rotary positions of the new
@@ -291,7 +299,7 @@ class Transformer:
         logits = _layer_norm(x, w["lnf_gain"], w["lnf_bias"]) @ w["head"]
         return logits[0] if single else logits
 
-    def score_batch(self, cache: KVCache, tokens) -> np.ndarray:
+    def score_batch(self, cache: KVCache, tokens: npt.ArrayLike) -> np.ndarray:
         """Next-token distributions (float64) after each of ``tokens`` (shape (batch, n)), appended as a chain in one call.
 
         >>> model = Transformer.random(Config(n_layers=1, d_model=8, n_heads=2, vocab=5), seed=1)
@@ -307,15 +315,16 @@ class Transformer:
         probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
         return probs / probs.sum(axis=-1, keepdims=True)
 
-    def score(self, cache: KVCache, tokens) -> np.ndarray:
+    def score(self, cache: KVCache, tokens: npt.ArrayLike) -> np.ndarray:
         """Append ``tokens`` to a single sequence in one call; row i is the next-token law after ``tokens[:i+1]``."""
         return self.score_batch(cache, np.asarray(tokens, dtype=np.intp)[None])[0]
 
 
-def save(path, model: Transformer, card: dict) -> None:
+def save(path: str | Path, model: Transformer, card: dict) -> None:
     """Write the weights as float16 ``path`` (.npz) and ``card`` plus the config beside it (.json)."""
     path = Path(path)
-    np.savez_compressed(path, **{k: v.astype(np.float16) for k, v in model.weights.items()})
+    arrays: dict[str, Any] = {k: v.astype(np.float16) for k, v in model.weights.items()}
+    np.savez_compressed(path, **arrays)
     card = {**card, "config": asdict(model.config), "params": model.parameter_count}
     path.with_suffix(".json").write_text(json.dumps(card, indent=2) + "\n")
 

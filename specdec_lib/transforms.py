@@ -101,7 +101,9 @@ def total_variation_distance(p: Probabilities, q: Probabilities) -> Number:
     return 0.5 * float(np.abs(p - q).sum())
 
 
-def decoding_distribution(probs, temperature=1.0, top_k=None, top_p=None) -> np.ndarray:
+def decoding_distribution(
+    probs: FloatArray, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None
+) -> np.ndarray:
     """The distribution a decoder samples from: ``sampling_transform(probs, …)``, or at temperature 0 the argmax.
 
     Temperature 0 is greedy decoding: the one-hot row at the argmax, as

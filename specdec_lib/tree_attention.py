@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import _validate
-from .transformer import Transformer
+from .transformer import KVCache, Transformer
 
 
 def tree_mask(parents: Sequence[int], cached: int = 0, window: int | None = None) -> np.ndarray:
@@ -105,11 +105,12 @@ class TreeTransformer:
 class _TreeState:
     """A cache, how many positions of it are kept (the prefix), and the parents of the nodes appended after them."""
 
-    def __init__(self, cache):
-        self.cache, self.kept, self.parents = cache, cache.length, []
+    def __init__(self, cache: KVCache) -> None:
+        self.cache, self.kept = cache, cache.length
+        self.parents: list[int] = []
 
 
-def _tree(parents):
+def _tree(parents: Sequence[int]) -> tuple[list[int], np.ndarray]:
     parents = [int(p) for p in parents]
     depths = np.zeros(len(parents), dtype=np.intp)
     for i, parent in enumerate(parents):

@@ -27,13 +27,28 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from time import process_time
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from . import _validate
+from ._types import Model
 from .sampling import sample_token
 from .top_k import top_k_candidates
-from .trees import _check_shape, node_rule, tree_shape
+from .trees import NodeRule, _check_shape, node_rule, tree_shape
+
+if TYPE_CHECKING:
+    from .adaptive_gamma import GammaPolicy
+
+
+class TreeModel(Protocol):
+    """What ``tree_generate`` calls on a model (see the module): ``start``, ``score_tree``, ``keep``."""
+
+    def start(self, prompt: Sequence[int]) -> Any: ...
+
+    def score_tree(self, state: Any, tokens: Sequence[int], parents: Sequence[int]) -> np.ndarray: ...
+
+    def keep(self, state: Any, indices: Sequence[int]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -74,7 +89,7 @@ class PathModel:
     True
     """
 
-    def __init__(self, model):
+    def __init__(self, model: Model) -> None:
         self.model = _validate.model("model", model)
 
     def start(self, prompt: Sequence[int]) -> dict:
@@ -93,8 +108,8 @@ class PathModel:
         state["nodes"] = []
 
     @staticmethod
-    def _path(state, node):
-        path = []
+    def _path(state: dict, node: int) -> tuple[int, ...]:
+        path: list[int] = []
         while node >= 0:
             token, node = state["nodes"][node]
             path.append(token)
@@ -102,15 +117,15 @@ class PathModel:
 
 
 def tree_generate(
-    target,
-    draft,
+    target: TreeModel,
+    draft: TreeModel,
     prompt: Sequence[int],
     max_new_tokens: int,
     shape: tuple | None = None,
     *,
-    rule="specinfer",
+    rule: str | NodeRule = "specinfer",
     verifier: Callable | None = None,
-    policy=None,
+    policy: GammaPolicy | None = None,
     seed: int = 0,
     clock: Callable[[], float] = process_time,
 ) -> TreeRun:
@@ -139,11 +154,13 @@ def tree_generate(
     prompt = _prompt(prompt)
     target_state, draft_state = target.start(prompt), draft.start(prompt)
     pending, feed = prompt[-1], [prompt[-1]]  # feed: tokens the draft has yet to read
-    tokens, rounds = [], []
+    tokens: list[int] = []
+    rounds: list[TreeRound] = []
     start = clock()
     while len(tokens) < max_new_tokens:
         t0 = clock()
         round_shape = tree_shape((1,) * policy.gamma) if policy is not None else shape
+        assert round_shape is not None  # exactly one of shape, policy was given
         nodes, q_rows, draft_index = _draft(draft, draft_state, feed, round_shape, rule, rng)
         t1 = clock()
         p_rows = target.score_tree(
@@ -167,10 +184,13 @@ def tree_generate(
     return TreeRun(tuple(tokens[:max_new_tokens]), tuple(rounds), clock() - start)
 
 
-def _draft(draft, state, feed, shape, rule, rng):
+def _draft(
+    draft: TreeModel, state: Any, feed: list[int], shape: tuple, rule: NodeRule, rng: np.random.Generator
+) -> tuple[list[tuple[int, int]], dict[int, np.ndarray], dict[int, int]]:
     """Grow the round's tree: returns nodes [(token, parent node or −1)], q rows by node (−1: root), draft indices."""
     rows = draft.score_tree(state, feed, list(range(-1, len(feed) - 1)))
-    q_rows, draft_index, nodes = {-1: rows[-1]}, {-1: len(feed) - 1}, []
+    q_rows, draft_index = {-1: rows[-1]}, {-1: len(feed) - 1}
+    nodes: list[tuple[int, int]] = []
     frontier, placed = [(-1, shape)], len(feed)
     while frontier:
         grown = []
@@ -195,9 +215,16 @@ def _draft(draft, state, feed, shape, rule, rng):
     return nodes, q_rows, draft_index
 
 
-def _verify(nodes, p_rows, q_rows, rule, verifier, rng):
+def _verify(
+    nodes: list[tuple[int, int]],
+    p_rows: np.ndarray,
+    q_rows: dict[int, np.ndarray],
+    rule: NodeRule,
+    verifier: Callable | None,
+    rng: np.random.Generator,
+) -> tuple[list[int], int]:
     """Walk down from the root: (accepted node indices, final token)."""
-    children = {-1: []}
+    children: dict[int, list[int]] = {-1: []}
     for i, (_, parent) in enumerate(nodes):
         children.setdefault(parent, []).append(i)
         children.setdefault(i, [])
@@ -212,7 +239,8 @@ def _verify(nodes, p_rows, q_rows, rule, verifier, rng):
             rng,
         )
         return chain[: verdict.num_accepted], verdict.tokens[-1]
-    path, node = [], -1
+    path: list[int] = []
+    node = -1
     while children[node]:
         kids = children[node]
         verdict = rule.verify([nodes[i][0] for i in kids], p_rows[node + 1], q_rows[node], rng)
@@ -223,7 +251,7 @@ def _verify(nodes, p_rows, q_rows, rule, verifier, rng):
     return path, sample_token(p_rows[node + 1], rng)
 
 
-def _prompt(prompt):
+def _prompt(prompt: Sequence[int]) -> tuple[int, ...]:
     tokens = tuple(_validate.count(f"prompt[{i}]", t) for i, t in enumerate(prompt))
     if not tokens:
         raise ValueError("prompt: need at least one token")

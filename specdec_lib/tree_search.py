@@ -20,13 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
+from typing import Any
 
 import numpy as np
 
 from . import _validate
+from ._types import Number
 
 
-def expected_tree_tokens(shape: tuple, acceptance: Sequence[Sequence]):
+def expected_tree_tokens(shape: tuple, acceptance: Sequence[Sequence]) -> Number:
     r"""Tokens per target call of a top-k tree: :math:`1 + \sum_v \prod a_{d,k}` along each node's path.
 
     ``acceptance[d][k]``: the chance that the rank-(k+1) candidate at depth d is the emitted token
@@ -41,7 +43,7 @@ def expected_tree_tokens(shape: tuple, acceptance: Sequence[Sequence]):
     """
     rows = _acceptance(acceptance)
 
-    def below(node, depth):
+    def below(node: tuple, depth: int) -> Any:
         row = rows[min(depth, len(rows) - 1)]
         return sum(
             (_rank(row, k) * (1 + below(child, depth + 1)) for k, child in enumerate(node)),
@@ -72,14 +74,14 @@ def best_tree(
     ranks = max(len(row) for row in rows)
 
     @cache
-    def subtree(depth, n):
+    def subtree(depth: int, n: int) -> tuple[Any, tuple]:
         """(best value, children shapes) below a reached node at ``depth`` with ``n`` nodes to place."""
         if depth >= max_depth or n == 0:
             return 0 * rows[0][0], ()
         return children(depth, 0, n)
 
     @cache
-    def children(depth, k, n):
+    def children(depth: int, k: int, n: int) -> tuple[Any, tuple]:
         """Best use of ``n`` nodes by the children of rank k, k+1, … of a node at ``depth``."""
         row = rows[min(depth, len(rows) - 1)]
         best = (0 * rows[0][0], ())
@@ -118,11 +120,11 @@ def rank_acceptance(target_rows: Sequence, draft_rows: Sequence, ranks: int) -> 
     return mass.mean(axis=0).tolist(), (mass.std(axis=0, ddof=1) / np.sqrt(len(p))).tolist()
 
 
-def _rank(row, k):
+def _rank(row: list, k: int) -> Any:
     return row[k] if k < len(row) else 0 * row[0]
 
 
-def _acceptance(acceptance):
+def _acceptance(acceptance: Sequence[Sequence]) -> list[list]:
     try:
         rows = [list(row) for row in acceptance]
     except TypeError:

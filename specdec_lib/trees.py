@@ -14,12 +14,14 @@ every drafted node (``tree_size(shape) + 1`` positions), in one call with tree a
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from . import _validate
+from ._types import Law, Model, Prefix, Probabilities, Seed
 from .distributions import correction_distribution
 from .sampling import sample_token
 from .spectr import spectr_steps, verify_spectr
@@ -54,7 +56,7 @@ class NodeRule:
     ranked: bool = False
 
 
-def node_rule(rule) -> NodeRule:
+def node_rule(rule: str | NodeRule) -> NodeRule:
     """The ``NodeRule`` named ``rule`` (a key of ``NODE_RULES``), or ``rule`` itself if it is one.
 
     >>> node_rule("top_k").ranked
@@ -67,7 +69,7 @@ def node_rule(rule) -> NodeRule:
     return NODE_RULES[rule]
 
 
-def residual_sequence(p, q, k):
+def residual_sequence(p: Probabilities, q: Probabilities, k: int) -> list[Probabilities]:
     r"""The targets the k candidates are checked against: :math:`p_1 = p`, :math:`p_{i+1} = [p_i - q]_+` normalised.
 
     Returns :math:`p_1, \dots, p_{k+1}`; the last one is the correction distribution after k rejections.
@@ -81,7 +83,9 @@ def residual_sequence(p, q, k):
     return _residuals(p, q, _validate.count("k", k, minimum=1))
 
 
-def verify_multi_draft(candidates, target_probs, draft_probs, rng=None) -> MultiDraftVerdict:
+def verify_multi_draft(
+    candidates: Sequence[int], target_probs: Probabilities, draft_probs: Probabilities, rng: Seed = None
+) -> MultiDraftVerdict:
     r"""Check k candidates for one position in turn against a shrinking residual (SpecInfer, Miao et al. 2024).
 
     ``candidates``: k token ids drawn independently from q = ``draft_probs`` (one row);
@@ -108,7 +112,7 @@ def verify_multi_draft(candidates, target_probs, draft_probs, rng=None) -> Multi
     return MultiDraftVerdict(sample_token(residuals[-1], rng), None)
 
 
-def multi_draft_steps(p, q, k):
+def multi_draft_steps(p: Probabilities, q: Probabilities, k: int) -> tuple[list[list], list]:
     r"""Exact verdict of ``verify_multi_draft`` with k fresh candidates from q, step by step.
 
     Returns ``(accepted, correction)``: ``accepted[i][x]`` is the probability that candidates
@@ -125,9 +129,10 @@ def multi_draft_steps(p, q, k):
     return _steps(_residuals(p, q, _validate.count("k", k, minimum=1)), q)
 
 
-def _steps(residuals, q):
+def _steps(residuals: list[Probabilities], q: Probabilities) -> tuple[list[list], list]:
     """(accepted masses per candidate, correction masses) of the multi-round rule, from its residual sequence."""
-    reached, accepted = 1, []
+    reached: Any = 1
+    accepted: list[list] = []
     for target in residuals[:-1]:
         kept = [min(a, b) for a, b in zip(q, target)]
         accepted.append([reached * v for v in kept])
@@ -135,7 +140,7 @@ def _steps(residuals, q):
     return accepted, [reached * v for v in residuals[-1]]
 
 
-def multi_draft_output_distribution(p, q, k):
+def multi_draft_output_distribution(p: Probabilities, q: Probabilities, k: int) -> list:
     r"""Distribution of the token ``verify_multi_draft`` emits: :math:`\sum_i \text{accepted}_i + \text{correction}`.
 
     It is p for every k (each step is a strict step with target :math:`p_i`).
@@ -149,7 +154,7 @@ def multi_draft_output_distribution(p, q, k):
     return [sum(column) + c for column, c in zip(zip(*accepted), correction)]
 
 
-def tree_shape(branching):
+def tree_shape(branching: Sequence[int]) -> tuple:
     """The shape of a full tree with ``branching[d]`` children under every node at depth d.
 
     ``(1,) * γ`` is one chain of γ drafts; ``(k,) + (1,) * (γ - 1)`` is k independent drafts of
@@ -161,13 +166,13 @@ def tree_shape(branching):
     6
     """
     branching = [_validate.count(f"branching[{d}]", b, minimum=1) for d, b in enumerate(branching)]
-    shape = ()
+    shape: tuple = ()
     for b in reversed(branching):
         shape = (shape,) * b
     return shape
 
 
-def tree_size(shape) -> int:
+def tree_size(shape: tuple) -> int:
     """Number of draft nodes in a tree shape (or drafted tree); the target scores one more row.
 
     >>> tree_size(tree_shape((3,)))
@@ -176,7 +181,9 @@ def tree_size(shape) -> int:
     return sum(1 + tree_size(_child(node)) for node in shape)
 
 
-def draft_tree(draft, prefix, shape, rng=None, *, rule="specinfer"):
+def draft_tree(
+    draft: Model, prefix: Sequence[int], shape: tuple, rng: Seed = None, *, rule: str | NodeRule = "specinfer"
+) -> tuple:
     """Draw a tree of drafts: every node's children independently from ``draft`` at that node.
 
     Under a ranked rule (``rule="top_k"``) a node's children are the draft's top tokens there instead,
@@ -192,21 +199,29 @@ def draft_tree(draft, prefix, shape, rng=None, *, rule="specinfer"):
     ranked = node_rule(rule).ranked
     rng = np.random.default_rng(rng)
 
-    def grow(path, node_shape):
+    def grow(path: Prefix, node_shape: tuple) -> tuple:
         if not node_shape:
             return ()
         q = np.asarray(draft(prefix + path), dtype=float)
         ranks = top_k_candidates(q, len(node_shape)) if ranked else None
         children = []
         for i, child_shape in enumerate(node_shape):
-            x = ranks[i] if ranked else sample_token(q, rng)
+            x = ranks[i] if ranks is not None else sample_token(q, rng)
             children.append((x, grow(path + (x,), child_shape)))
         return tuple(children)
 
     return grow((), shape)
 
 
-def verify_tree(tree, target, draft, prefix=(), rng=None, *, rule="specinfer") -> VerifiedRound:
+def verify_tree(
+    tree: tuple,
+    target: Model,
+    draft: Model,
+    prefix: Sequence[int] = (),
+    rng: Seed = None,
+    *,
+    rule: str | NodeRule = "specinfer",
+) -> VerifiedRound:
     r"""Verify a drafted token tree: a node rule at each node, down the accepted branch.
 
     At the node reached so far (prefix :math:`c`), its children's tokens are the candidates,
@@ -231,7 +246,8 @@ def verify_tree(tree, target, draft, prefix=(), rng=None, *, rule="specinfer") -
     _check_shape(tree, drafted=True)
     verify_node = node_rule(rule).verify
     rng = np.random.default_rng(rng)
-    path, node = (), tree
+    path: Prefix = ()
+    node = tree
     while node:
         verdict = verify_node([x for x, _ in node], target(prefix + path), draft(prefix + path), rng)
         path += (verdict.token,)
@@ -242,7 +258,9 @@ def verify_tree(tree, target, draft, prefix=(), rng=None, *, rule="specinfer") -
     return VerifiedRound(path + (bonus,), len(path), bonus=True)
 
 
-def tree_round_distribution(target, draft, prefix, shape, *, rule="specinfer"):
+def tree_round_distribution(
+    target: Model, draft: Model, prefix: Sequence[int], shape: tuple, *, rule: str | NodeRule = "specinfer"
+) -> Law:
     r"""Exact law of what one token-tree round emits from ``prefix`` (trees drawn by ``draft_tree``).
 
     At a node with children shapes :math:`s_1..s_k` and prefix c: with the steps of the node
@@ -266,9 +284,9 @@ def tree_round_distribution(target, draft, prefix, shape, *, rule="specinfer"):
     )
     _check_shape(shape)
     steps = node_rule(rule).steps
-    law = defaultdict(int)
+    law: defaultdict[Prefix, Any] = defaultdict(int)
 
-    def walk(path, node_shape, mass):
+    def walk(path: Prefix, node_shape: tuple, mass: Any) -> None:
         p = target(prefix + path)
         if not node_shape:
             for y, prob in enumerate(p):
@@ -288,19 +306,19 @@ def tree_round_distribution(target, draft, prefix, shape, *, rule="specinfer"):
     return dict(law)
 
 
-def _residuals(p, q, k):
+def _residuals(p: Probabilities, q: Probabilities, k: int) -> list[Probabilities]:
     residuals = [p]
     for _ in range(k):
         residuals.append(correction_distribution(residuals[-1], q))
     return residuals
 
 
-def _child(node):
+def _child(node: tuple) -> tuple:
     """The shape below a shape node or a drafted ``(token, subtree)`` pair."""
     return node[1] if len(node) == 2 and isinstance(node[0], (int, np.integer)) else node
 
 
-def _candidates(candidates, q):
+def _candidates(candidates: Sequence[int], q: Sequence | np.ndarray) -> list[int]:
     if isinstance(candidates, (str, bytes)) or not hasattr(candidates, "__len__") or len(candidates) == 0:
         raise ValueError("candidates: expected a non-empty sequence of token ids drawn from draft_probs")
     out = []
@@ -314,7 +332,7 @@ def _candidates(candidates, q):
     return out
 
 
-def _check_shape(shape, drafted=False):
+def _check_shape(shape: Any, drafted: bool = False) -> None:
     what = (
         "tree: expected a drafted tree, a tuple of (token, subtree) pairs"
         if drafted

@@ -15,11 +15,14 @@ Rows follow ``verify``: ``target_probs[i]`` is p at the prefix extended by the f
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
 from . import _validate
+from ._types import Law, Number, Prefix, Probabilities, Rows, Seed
 from .distributions import correction_distribution
 from .sampling import sample_token
 from .verification import VerifiedRound
@@ -32,7 +35,7 @@ DEFAULT_LENIENCE = 0.5  # an authored example value; Leviathan et al. (2023) fix
 # --- block verification (Sun et al. 2024, Algorithm 2) -------------------------------------------
 
 
-def _block_weights(drafts, p_rows, q_rows):
+def _block_weights(drafts: list[int], p_rows: list, q_rows: list) -> tuple[list, list]:
     """(w_0..w_γ, stopping chances ρ_1..ρ_γ) of block verification; exact for Fraction rows."""
     gamma, one = len(drafts), p_rows[0][0] * 0 + 1
     weights, chances = [one], []
@@ -48,7 +51,7 @@ def _block_weights(drafts, p_rows, q_rows):
     return weights, chances
 
 
-def _block_residual(weight, p, q):
+def _block_residual(weight: Any, p: Probabilities, q: Probabilities) -> Probabilities:
     """The correction after stopping at τ < γ: max(w_τ p_{τ+1} − q_{τ+1}, 0), normalised."""
     if weight == 1:
         return correction_distribution(p, q)
@@ -57,7 +60,9 @@ def _block_residual(weight, p, q):
     return [e / mass for e in excess]
 
 
-def verify_block(draft_tokens, target_probs, draft_probs, rng=None) -> VerifiedRound:
+def verify_block(
+    draft_tokens: Sequence[int], target_probs: Rows, draft_probs: Rows, rng: Seed = None
+) -> VerifiedRound:
     r"""Block verification (Sun et al. 2024, Algorithm 2): judge the drafts jointly, keep the longest prefix.
 
     With drafts :math:`x_1..x_\gamma`, rows :math:`p_i = p(\cdot \mid x_{<i})`,
@@ -84,7 +89,7 @@ def verify_block(draft_tokens, target_probs, draft_probs, rng=None) -> VerifiedR
     return VerifiedRound(tuple(drafts[:tau]) + (correction,), tau, bonus=False)
 
 
-def block_emitted_distribution(draft_tokens, target_probs, draft_probs):
+def block_emitted_distribution(draft_tokens: Sequence[int], target_probs: Rows, draft_probs: Rows) -> Law:
     r"""Exact distribution of what ``verify_block`` emits given its drafts and rows.
 
     :math:`P(\tau = i) = \rho_i \prod_{j > i} (1 - \rho_j)` with :math:`\rho_i = h_i/(h_i + 1 - w_i)`
@@ -101,7 +106,8 @@ def block_emitted_distribution(draft_tokens, target_probs, draft_probs):
     """
     drafts, p_rows, q_rows = _exact_round(draft_tokens, target_probs, draft_probs)
     weights, chances = _block_weights(drafts, p_rows, q_rows)
-    gamma, out = len(drafts), {}
+    gamma = len(drafts)
+    out: Law = {}
     later_fail = 1 + 0 * weights[0]  # ∏_{j > i} (1 − ρ_j), built from the end
     for tau in range(gamma, -1, -1):
         chance = 1 if tau == 0 else chances[tau - 1]
@@ -117,13 +123,13 @@ def block_emitted_distribution(draft_tokens, target_probs, draft_probs):
 # --- typical acceptance (Cai et al. 2024, Medusa) ------------------------------------------------
 
 
-def _typical_threshold(p, epsilon, delta):
+def _typical_threshold(p: Probabilities, epsilon: Number, delta: Number) -> float:
     """min(ε, δ·exp(−H(p))), H in nats (computed in float: exp is irrational)."""
     entropy = -sum(float(v) * math.log(float(v)) for v in p if v > 0)
     return min(float(epsilon), float(delta) * math.exp(-entropy))
 
 
-def _typical_accepted(drafts, p_rows, epsilon, delta):
+def _typical_accepted(drafts: list[int], p_rows: list, epsilon: Number, delta: Number) -> int:
     """How many drafts in a row pass p(x) > min(ε, δ·exp(−H(p)))."""
     for i, x in enumerate(drafts):
         if not float(p_rows[i][x]) > _typical_threshold(p_rows[i], epsilon, delta):
@@ -132,7 +138,13 @@ def _typical_accepted(drafts, p_rows, epsilon, delta):
 
 
 def verify_typical(
-    draft_tokens, target_probs, draft_probs, rng=None, *, epsilon=MEDUSA_EPSILON, delta=MEDUSA_DELTA
+    draft_tokens: Sequence[int],
+    target_probs: Rows,
+    draft_probs: Rows,
+    rng: Seed = None,
+    *,
+    epsilon: Number = MEDUSA_EPSILON,
+    delta: Number = MEDUSA_DELTA,
 ) -> VerifiedRound:
     r"""Typical acceptance (Medusa, Cai et al. 2024): keep a draft the target finds plausible enough.
 
@@ -162,8 +174,13 @@ def verify_typical(
 
 
 def typical_emitted_distribution(
-    draft_tokens, target_probs, draft_probs, *, epsilon=MEDUSA_EPSILON, delta=MEDUSA_DELTA
-):
+    draft_tokens: Sequence[int],
+    target_probs: Rows,
+    draft_probs: Rows,
+    *,
+    epsilon: Number = MEDUSA_EPSILON,
+    delta: Number = MEDUSA_DELTA,
+) -> Law:
     r"""Exact distribution of what ``verify_typical`` emits given its drafts and rows.
 
     The accepted prefix is fixed by the rows (k drafts pass :math:`p_i(x) > \min(\varepsilon,
@@ -178,7 +195,7 @@ def typical_emitted_distribution(
     drafts, p_rows, _ = _exact_round(draft_tokens, target_probs, draft_probs)
     epsilon, delta = _validate.nonnegative("epsilon", epsilon), _validate.nonnegative("delta", delta)
     k = _typical_accepted(drafts, p_rows, epsilon, delta)
-    out = {}
+    out: Law = {}
     _emit(out, tuple(drafts[:k]), 1, p_rows[k])
     return out
 
@@ -186,12 +203,12 @@ def typical_emitted_distribution(
 # --- lenient acceptance (Leviathan et al. 2023, Appendix A.5) ------------------------------------
 
 
-def _lenient_accept(p_x, q_x, lenience):
+def _lenient_accept(p_x: Any, q_x: Any, lenience: Number) -> Any:
     """min(1, p(x)/(l·q(x))); 1 at l = 0."""
     return 1 if lenience == 0 else min(1, p_x / (lenience * q_x))
 
 
-def _lenient_correction(p, q, lenience):
+def _lenient_correction(p: Probabilities, q: Probabilities, lenience: Number) -> Probabilities:
     """[p − l·q]+ normalised (``correction_distribution`` at l = 1)."""
     if lenience == 1:
         return correction_distribution(p, q)
@@ -201,7 +218,12 @@ def _lenient_correction(p, q, lenience):
 
 
 def verify_lenient(
-    draft_tokens, target_probs, draft_probs, rng=None, *, lenience=DEFAULT_LENIENCE
+    draft_tokens: Sequence[int],
+    target_probs: Rows,
+    draft_probs: Rows,
+    rng: Seed = None,
+    *,
+    lenience: Number = DEFAULT_LENIENCE,
 ) -> VerifiedRound:
     r"""Lenient verification (Leviathan et al. 2023, Appendix A.5) with lenience l ∈ [0, 1].
 
@@ -230,7 +252,9 @@ def verify_lenient(
     return VerifiedRound(tuple(drafts) + (sample_token(p_rows[-1], rng),), len(drafts), bonus=True)
 
 
-def lenient_emitted_distribution(draft_tokens, target_probs, draft_probs, *, lenience=DEFAULT_LENIENCE):
+def lenient_emitted_distribution(
+    draft_tokens: Sequence[int], target_probs: Rows, draft_probs: Rows, *, lenience: Number = DEFAULT_LENIENCE
+) -> Law:
     r"""Exact distribution of what ``verify_lenient`` emits given its drafts and rows.
 
     :math:`P(k \text{ accepted}, y) = \prod_{j \le k} a_j \cdot (1 - a_{k+1})\, r_{k+1}(y)` with
@@ -243,7 +267,8 @@ def lenient_emitted_distribution(draft_tokens, target_probs, draft_probs, *, len
     """
     drafts, p_rows, q_rows = _exact_round(draft_tokens, target_probs, draft_probs)
     lenience = _validate.probability("lenience", lenience)
-    out, reached = {}, 1
+    out: Law = {}
+    reached: Any = 1
     for i, x in enumerate(drafts):
         accept = _lenient_accept(p_rows[i][x], q_rows[i][x], lenience)
         if accept < 1:
@@ -263,7 +288,7 @@ def lenient_emitted_distribution(draft_tokens, target_probs, draft_probs, *, len
 # --- shared helpers -------------------------------------------------------------------------------
 
 
-def _emit(out, accepted, mass, row):
+def _emit(out: Law, accepted: Prefix, mass: Any, row: Probabilities) -> None:
     """Add ``accepted + (y,)`` with probability mass·row[y] for every y in the row's support."""
     exact = isinstance(mass, (int, Fraction)) and all(_validate.is_exact(v) for v in row)
     for y, prob in enumerate(row):
@@ -273,7 +298,9 @@ def _emit(out, accepted, mass, row):
             out[key] = out.get(key, 0) + value
 
 
-def _exact_round(draft_tokens, target_probs, draft_probs):
+def _exact_round(
+    draft_tokens: Sequence[int], target_probs: Rows, draft_probs: Rows
+) -> tuple[list[int], list, list]:
     """``verification_round``'s checks, keeping ``Fraction`` rows exact when every row is exact."""
     try:
         drafts = [_validate.count(f"draft_tokens[{i}]", t) for i, t in enumerate(draft_tokens)]

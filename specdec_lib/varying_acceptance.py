@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from . import _validate
+from ._types import Number, Probabilities
 from .counting import expected_output_count
 from .distributions import acceptance_rate, accepted_mass
 
 
-def expected_output_count_between_rounds(betas, weights, gamma):
+def expected_output_count_between_rounds(
+    betas: Sequence[Number], weights: Probabilities, gamma: int
+) -> Number:
     r"""E[K] when each round meets one acceptance rate β, drawn anew per round: :math:`\sum_{j=0}^{\gamma}\mathbb{E}[\beta^j]`.
 
     A round has rate ``betas[i]`` with probability ``weights[i]``; inside the round every
@@ -40,7 +43,7 @@ def expected_output_count_between_rounds(betas, weights, gamma):
     return total if exact else float(total)
 
 
-def expected_output_count_along_round(rates):
+def expected_output_count_along_round(rates: Sequence[Number]) -> Number:
     r"""E[K] when position i accepts with its own rate :math:`\alpha_i`: :math:`\sum_{j=0}^{\gamma}\prod_{i<j}\alpha_i`.
 
     ``rates[i]`` is the probability that proposal i is accepted given that proposals
@@ -60,7 +63,9 @@ def expected_output_count_along_round(rates):
     return total if all(_validate.is_exact(a) for a in rates) else float(total)
 
 
-def next_position_rate(p, q, next_p, next_q):
+def next_position_rate(
+    p: Sequence[Any], q: Sequence[Any], next_p: Sequence[Any], next_q: Sequence[Any]
+) -> Any:
     r"""Acceptance rate of the next proposal, given this one was accepted, when the next pair depends on the token.
 
     An accepted proposal is token x with probability :math:`\min(p(x), q(x))/\beta(p, q)`,
@@ -130,9 +135,9 @@ def run_probabilities_after_last_token(
         raise ValueError(
             f"next_p, next_q: need one row per token ({len(mass)}), got {len(next_p)} and {len(next_q)}"
         )
-    kept_after = {}  # min(p, q) after token x, computed only for tokens that can be accepted
+    kept_after: dict[int, Any] = {}  # min(p, q) after token x, computed only for tokens that can be accepted
 
-    def kept(x):
+    def kept(x: int) -> Any:
         if x not in kept_after:
             kept_after[x] = accepted_mass(next_p[x], next_q[x])
         return kept_after[x]

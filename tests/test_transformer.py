@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
+from specdec_course.train_models import bits_per_char, evaluation_windows
 from specdec_lib.corpus import ALPHABET, OTHER, VOCAB_SIZE, corpus_sha256, corpus_split, decode, encode, split
 from specdec_lib.ngram import NGRAM_ORDER, NGramModel
 from specdec_lib.pair import DRAFTS, load_model, model_table
-from specdec_lib.train import bits_per_char, evaluation_windows
 from specdec_lib.transformer import MODELS_DIR, Config, Transformer, causal_mask, model_card
 
 SHIPPED = ("target", "draft", "distilled")
@@ -163,7 +163,7 @@ def test_ngram_probabilities_sum_to_one_and_follow_counts():
 def test_training_forward_matches_the_numpy_inference():
     """The JAX forward the weights were trained with computes what the numpy cache code computes."""
     jnp = pytest.importorskip("jax.numpy", reason="the train extra (JAX) is not installed")
-    from specdec_lib.train import init_weights, make_forward
+    from specdec_course.train_models import init_weights, make_forward
 
     config = Config(n_layers=2, d_model=32, n_heads=2, window=8)
     weights = {

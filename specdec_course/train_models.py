@@ -1,6 +1,6 @@
 """Train the course's target and its two transformer drafts on the corpus (``make models``; needs ``.[train]``).
 
-``python -m specdec_lib.train [--steps-scale X]`` trains, from fixed seeds, in this order:
+``python -m specdec_course.train_models [--steps-scale X]`` trains, from fixed seeds, in this order:
 
 0. ``ngram`` and ``unigram``: counted on the training split (cards only; numpy);
 1. ``target``: the large model, next-character cross-entropy on the training split;
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .corpus import corpus_sha256, corpus_split, corpus_text
-from .transformer import (
+from specdec_lib.corpus import corpus_sha256, corpus_split, corpus_text
+from specdec_lib.transformer import (
     LAYER_NORM_EPS,
     MODELS_DIR,
     ROPE_BASE,
@@ -236,7 +236,7 @@ def finish(name: str, recipe: Recipe, weights: dict, seconds: float, extra: dict
 
 def count_ngrams() -> None:
     """Cards for the n-gram draft and the unigram (numpy only: counted, not trained)."""
-    from .ngram import NGRAM_ORDER, fitted_ngram
+    from specdec_lib.ngram import NGRAM_ORDER, fitted_ngram
 
     held_out = corpus_split()[1]
     for name, order in (("ngram", NGRAM_ORDER), ("unigram", 1)):
@@ -254,7 +254,9 @@ def count_ngrams() -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m specdec_lib.train", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m specdec_course.train_models", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument(
         "--steps-scale", type=float, default=1.0, help="multiply every recipe's steps (trials)"
     )
@@ -280,7 +282,7 @@ def main(argv=None) -> int:
         weights = train(draft_recipe, train_tokens)
         finish("draft", draft_recipe, weights, time.perf_counter() - started, {"objective": "cross-entropy"})
     if "distilled" in only:
-        from .transformer import load
+        from specdec_lib.transformer import load
 
         teacher = load("target")
         started = time.perf_counter()
