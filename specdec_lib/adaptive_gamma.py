@@ -20,7 +20,7 @@ import copy
 from collections import defaultdict
 
 from . import _validate
-from .counting import optimal_gamma
+from .speedup import optimal_gamma
 from .streams import round_distribution
 
 
@@ -72,7 +72,8 @@ class TheoryGamma:
 
     @property
     def gamma(self) -> int:
-        return optimal_gamma(min(self.alpha, 1 - 1e-9), self.c, self.max_gamma)
+        # a round drafts at least one token: where no γ pays, optimal_gamma says 0, this policy 1
+        return max(1, optimal_gamma(min(self.alpha, 1 - 1e-9), self.c, self.max_gamma))
 
     def update(self, drafted: int, accepted: int) -> None:
         drafted, accepted = _round_counts(drafted, accepted)

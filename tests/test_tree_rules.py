@@ -11,8 +11,8 @@ import pytest
 from specdec_lib import target_stream_distribution, toy_model_pair
 from specdec_lib.adaptive_gamma import HeuristicGamma, TheoryGamma, adaptive_stream_distribution
 from specdec_lib.broken_verifiers import BROKEN_VARIANTS
-from specdec_lib.counting import optimal_gamma
 from specdec_lib.spectr import spectr_acceptance, spectr_output_distribution, spectr_rho, spectr_steps
+from specdec_lib.speedup import optimal_gamma
 from specdec_lib.stats import chi_square_pvalue
 from specdec_lib.streams import expected_accepted, stream_distribution
 from specdec_lib.top_k import top_k_candidates, top_k_output_distribution, top_k_steps, verify_top_k
