@@ -11,13 +11,9 @@ against 30 s. The machine may be shared: the load average is printed with the re
 
 from __future__ import annotations
 
-import os
-
-# Before numpy loads: idle BLAS threads spinning on a shared machine inflate CPU time.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
 import argparse
 import json
+import os
 import subprocess
 import sys
 from time import perf_counter

@@ -11,25 +11,23 @@ with the percentile bootstrap interval over prompts of ``measure.speedup_interva
 keeps its rule and baseline runs together). Intervals that do not overlap rank two rules
 (``ranking``); overlapping ones do not.
 
-The runs use one BLAS thread (``one_blas_thread``): numpy's OpenBLAS otherwise splits products
-above a size threshold over both cores of this machine, and the CPU clock then bills a 9-row
-target call at ten times a 5-row one; the decoder itself is single-threaded.
+The runs use the course's timing convention (:mod:`specdec_lib.timing`): this process's CPU time
+with one BLAS thread, since numpy's OpenBLAS otherwise splits products above a size threshold
+over both cores and the CPU clock then bills a 9-row target call at ten times a 5-row one.
 """
 
 from __future__ import annotations
 
-import ctypes
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from time import process_time
+from typing import Any
 
 import numpy as np
 
 from . import _validate
 from .measure import speedup_interval
-from .tree_decoding import tree_generate
+from .timing import CPU_CLOCK, one_blas_thread
+from .tree_decoding import PathModel, TreeRun, tree_generate
 
 
 @dataclass(frozen=True)
@@ -48,37 +46,14 @@ class RuleTiming:
     rounds: int
 
 
-@contextmanager
-def one_blas_thread() -> Iterator[bool]:
-    """Run the block with numpy's bundled OpenBLAS on one thread (restored after); yields whether it could.
-
-    >>> with one_blas_thread() as limited:
-    ...     isinstance(limited, bool)
-    True
-    """
-    libraries = sorted((Path(np.__file__).parent.parent / "numpy.libs").glob("*openblas*"))
-    try:
-        blas = ctypes.CDLL(str(libraries[0]))
-        get, put = blas.scipy_openblas_get_num_threads64_, blas.scipy_openblas_set_num_threads64_
-    except (IndexError, OSError, AttributeError):  # another BLAS build: leave it alone
-        yield False
-        return
-    before = get()
-    put(1)
-    try:
-        yield True
-    finally:
-        put(before)
-
-
 def time_rules(
-    target,
-    draft,
-    rules: dict[str, dict],
+    target: PathModel,
+    draft: PathModel,
+    rules: dict[str, dict[str, Any]],
     prompts: Sequence[Sequence[int]],
     max_new_tokens: int,
     *,
-    clock: Callable[[], float] = process_time,
+    clock: Callable[[], float] = CPU_CLOCK,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, RuleTiming]:
     """Run plain decoding and every rule on every prompt; return ``{name: RuleTiming}`` in ``rules``' order.
@@ -100,13 +75,24 @@ def time_rules(
     if len(prompts) < 2:
         raise ValueError("prompts: need at least two (one per seed) for an interval")
     max_new_tokens = _validate.count("max_new_tokens", max_new_tokens, minimum=1)
-    base, runs = [], {name: [] for name in rules}
+    base: list[TreeRun] = []
+    runs: dict[str, list[TreeRun]] = {name: [] for name in rules}
     with one_blas_thread():
         _run_all(target, draft, rules, prompts, max_new_tokens, clock, progress, base, runs)
     return {name: _summary(name, group, base) for name, group in runs.items()}
 
 
-def _run_all(target, draft, rules, prompts, max_new_tokens, clock, progress, base, runs):
+def _run_all(
+    target: PathModel,
+    draft: PathModel,
+    rules: dict[str, dict[str, Any]],
+    prompts: Sequence[Sequence[int]],
+    max_new_tokens: int,
+    clock: Callable[[], float],
+    progress: Callable[[str], None] | None,
+    base: list[TreeRun],
+    runs: dict[str, list[TreeRun]],
+) -> None:
     for seed, prompt in enumerate(prompts):
         base.append(tree_generate(target, draft, prompt, max_new_tokens, (), seed=seed, clock=clock))
         for name, kwargs in rules.items():
@@ -133,7 +119,7 @@ def ranking(timings: dict[str, RuleTiming], names: Sequence[str] | None = None) 
     return [(x, y) for x in names for y in names if timings[x].low > timings[y].high]
 
 
-def _summary(name, runs, base) -> RuleTiming:
+def _summary(name: str, runs: list[TreeRun], base: list[TreeRun]) -> RuleTiming:
     rounds = [r for run in runs for r in run.rounds]
     emitted = [r.emitted for r in rounds]
     tokens = [sum(r.emitted for r in run.rounds) for run in runs]  # the time covers every round whole

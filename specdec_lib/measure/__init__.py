@@ -24,7 +24,8 @@ and each prediction gets a verdict: inside the interval, above or below it (:mod
 Both regimes run: temperature 1 (strict verification) and greedy (``verify_greedy``). Last, the
 batch curve and the machine's roofline (:mod:`.roofline`). Rates count every token a round
 emitted, including those past the requested length (valid samples; the steady rate the theorem
-describes). Times are this process's CPU time (``Workload.clock``). Progress goes to stderr.
+describes). Times are this process's CPU time (``Workload.clock``) with numpy's BLAS on one thread
+(:mod:`specdec_lib.timing`), so spinning BLAS threads are not billed as work. Progress goes to stderr.
 """
 
 from .estimators import (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 
 from . import __doc__ as package_doc
 from .report import format_report, to_json_dict
@@ -12,7 +13,7 @@ from .run import measure
 from .workload import WORKLOADS
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m specdec_lib.measure", description=package_doc.split("\n\n")[0]
     )

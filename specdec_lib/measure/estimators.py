@@ -8,7 +8,9 @@ r"""The measurement's estimators: the inputs of Thm 3.8 measured apart from any 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from time import perf_counter
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,16 +18,27 @@ from .. import _validate
 from ..corpus import corpus_split
 from ..counting import expected_output_count
 from ..distributions import acceptance_rate
+from ..generate import RoundRecord
 from ..speedup import improvement_factor
+from ..timing import Clock, one_blas_thread
 from ..transforms import decoding_distribution
 from .report import BatchCurve, BatchPoint, CostCurve, Gap
-from .workload import CONFIDENCE
+from .workload import CONFIDENCE, LanguageModel
+
+if TYPE_CHECKING:
+    from .run import Progress
 
 BATCH_CONTEXT = 96  # tokens of held-out text each sequence of the batch curve has read
 SATURATION = 0.9  # cost per token has stopped falling when doubling the batch keeps more than 90 % of it
 
 
-def alpha_per_prefix(target, draft, texts, prompt_lengths, temperature=1.0) -> tuple[float, float, int]:
+def alpha_per_prefix(
+    target: LanguageModel,
+    draft: LanguageModel,
+    texts: Sequence[Sequence[int] | np.ndarray],
+    prompt_lengths: Sequence[int],
+    temperature: float = 1.0,
+) -> tuple[float, float, int]:
     r"""α as Cor 3.6 defines it, :math:`\alpha = \mathbb{E}_{h}[\beta(h)]`, β(h) = Σ_x min(p(x|h), q(x|h)).
 
     ``texts[s]`` is a prompt of ``prompt_lengths[s]`` tokens followed by tokens the target wrote;
@@ -41,17 +54,20 @@ def alpha_per_prefix(target, draft, texts, prompt_lengths, temperature=1.0) -> t
     """
     if len(texts) < 2 or len(texts) != len(prompt_lengths):
         raise ValueError("texts: need at least two texts (for a standard error) and one prompt length each")
-    means, count = [], 0
+    means: list[float] = []
+    count = 0
     for text, start in zip(texts, prompt_lengths):
         start = _validate.count("prompt_lengths", start, minimum=1)
         if len(text) <= start:
             raise ValueError("texts: each text needs at least one token after its prompt")
         p_rows, q_rows = (m.score(m.new_state(), text[:-1])[start - 1 :] for m in (target, draft))
         betas = [
-            acceptance_rate(decoding_distribution(p, temperature), decoding_distribution(q, temperature))
+            float(
+                acceptance_rate(decoding_distribution(p, temperature), decoding_distribution(q, temperature))
+            )
             for p, q in zip(p_rows, q_rows)
         ]
-        means.append(np.mean(betas))
+        means.append(float(np.mean(betas)))
         count += len(betas)
     weights = np.array([len(t) - s for t, s in zip(texts, prompt_lengths)], dtype=float)
     alpha = float(np.average(means, weights=weights))
@@ -59,8 +75,14 @@ def alpha_per_prefix(target, draft, texts, prompt_lengths, temperature=1.0) -> t
     return alpha, se, count
 
 
+@one_blas_thread()
 def cost_curve(
-    target, drafts: dict, context: int, max_positions=9, calls=30, clock=perf_counter
+    target: LanguageModel,
+    drafts: dict[str, LanguageModel],
+    context: int,
+    max_positions: int = 9,
+    calls: int = 30,
+    clock: Clock = perf_counter,
 ) -> CostCurve:
     """Seconds per call, one call at a time: the target on 1..max_positions new positions, each draft on one.
 
@@ -101,7 +123,7 @@ def cost_curve(
     )
 
 
-def predicted_speedup(alpha, gamma, c, verify_ratio) -> float:
+def predicted_speedup(alpha: float, gamma: int, c: float, verify_ratio: float) -> float:
     r"""Thm 3.8's speedup with a measured verification cost: :math:`\frac{1-\alpha^{\gamma+1}}{(1-\alpha)(\gamma c + v)}`.
 
     ``verify_ratio`` v is T_target(γ+1)/T_target(1); with v = 1 this is
@@ -115,20 +137,20 @@ def predicted_speedup(alpha, gamma, c, verify_ratio) -> float:
     """
     c = _validate.nonnegative("c", c)
     verify_ratio = _validate.positive("verify_ratio", verify_ratio)
-    return improvement_factor(alpha, gamma, c) * (gamma * c + 1) / (gamma * c + verify_ratio)
+    return float(improvement_factor(alpha, gamma, c)) * (gamma * c + 1) / (gamma * c + verify_ratio)
 
 
 def gap_factors(
-    alpha,
-    gamma,
-    c,
-    verify_ratio,
-    tokens_per_round,
-    round_s,
-    baseline_step_s,
-    target_call_s,
-    round_model_s,
-    baseline_model_s,
+    alpha: float,
+    gamma: int,
+    c: float,
+    verify_ratio: float,
+    tokens_per_round: float,
+    round_s: float,
+    baseline_step_s: float,
+    target_call_s: float,
+    round_model_s: float,
+    baseline_model_s: float,
 ) -> Gap:
     r"""Split measured / Thm 3.8 into three factors whose product is exactly that ratio.
 
@@ -181,7 +203,14 @@ def gap_factors(
 
 
 def speedup_interval(
-    spec_tokens, spec_wall, base_tokens, base_wall, *, resamples=2000, seed=0, confidence=CONFIDENCE
+    spec_tokens: Sequence[float],
+    spec_wall: Sequence[float],
+    base_tokens: Sequence[float],
+    base_wall: Sequence[float],
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = CONFIDENCE,
 ) -> tuple[float, float]:
     r"""Percentile bootstrap interval of the pooled speedup over runs r (tokens n, seconds t).
 
@@ -211,7 +240,7 @@ def speedup_interval(
     return float(np.percentile(ratios, tail)), float(np.percentile(ratios, 100 - tail))
 
 
-def acceptance_by_position(rounds, gamma) -> list[float | None]:
+def acceptance_by_position(rounds: Sequence[RoundRecord], gamma: int) -> list[float | None]:
     """Fraction of rounds reaching draft position i (1..γ) whose draft i was accepted (None if none reached it).
 
     Under the iid assumption every entry estimates the same α.
@@ -228,17 +257,18 @@ def acceptance_by_position(rounds, gamma) -> list[float | None]:
     return [float(a / n) if n else None for a, n in zip(accepted, reached)]
 
 
+@one_blas_thread()
 def batch_curve(
-    target,
-    draft,
-    gamma,
-    alpha,
+    target: LanguageModel,
+    draft: LanguageModel,
+    gamma: int,
+    alpha: float,
     *,
-    draft_name="draft",
-    max_batch=1024,
-    calls=5,
-    clock=perf_counter,
-    progress=None,
+    draft_name: str = "draft",
+    max_batch: int = 1024,
+    calls: int = 5,
+    clock: Clock = perf_counter,
+    progress: Progress | None = None,
 ) -> BatchCurve:
     r"""Cost per call against the number of sequences scored together, and Thm 3.8's speedup at each batch.
 
@@ -258,7 +288,8 @@ def batch_curve(
     """
     gamma = _validate.count("gamma", gamma, minimum=1)
     context = corpus_split()[1][:BATCH_CONTEXT]
-    points, batch = [], 1
+    points: list[BatchPoint] = []
+    batch = 1
     while batch <= _validate.count("max_batch", max_batch, minimum=1):
         states = {id(m): m.new_state(batch, capacity=len(context)) for m in (target, draft)}
         for model in (target, draft):
@@ -294,7 +325,7 @@ def batch_curve(
     )
 
 
-def _first_of_final_run(flags, points):
+def _first_of_final_run(flags: list[bool], points: list[BatchPoint]) -> int | None:
     """The batch where the final run of True flags begins (None if the last flag is False)."""
     if not flags or not flags[-1]:
         return None

@@ -8,6 +8,7 @@ The JSON object (``python -m specdec_lib.measure --json``) holds ``models``, ``d
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from .workload import Workload
@@ -198,7 +199,7 @@ def to_json_dict(report: Report) -> dict:
     return asdict(report)
 
 
-def _seeds(seeds) -> str:
+def _seeds(seeds: Sequence[int]) -> str:
     return f"seeds {seeds[0]}–{seeds[-1]}"
 
 

@@ -11,18 +11,26 @@ B the memory bandwidth (a STREAM-like triad, :func:`triad_bandwidth`) and F the 
 last-level cache, :func:`llc_bytes`), T is flat in n up to the crossover
 :math:`n^* \approx 2F/B \cdot (\text{bytes per weight}/2)`, then grows with n: that flat part is what
 speculative decoding spends, scoring γ + 1 positions for the price of one. All times use the
-caller's clock (the course uses this process's CPU time).
+caller's clock (the course uses this process's CPU time) and one BLAS thread, like every timed
+model call (:mod:`specdec_lib.timing`): F is one core's matmul rate.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from time import perf_counter
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import _validate
+from ..timing import Clock, one_blas_thread
 from .report import Roofline
+
+if TYPE_CHECKING:
+    from ..transformer import Transformer
+    from .run import Progress
 
 STACK_CACHE_MULTIPLE = 4  # the timed weight stack is this many times the last-level cache
 STACK_WIDTH = 1024  # float32 d × d matrices: 4 MiB each
@@ -50,7 +58,7 @@ def llc_bytes(root: str = "/sys/devices/system/cpu/cpu0/cache") -> int:
     return best[1]
 
 
-def triad_bandwidth(elements: int, repeats: int = 5, clock=perf_counter) -> float:
+def triad_bandwidth(elements: int, repeats: int = 5, clock: Clock = perf_counter) -> float:
     """Bytes per second of a := b + s·c on float64 arrays of ``elements`` (best of ``repeats``).
 
     numpy makes two passes (a = s·c, then a += b), moving five arrays' worth of bytes
@@ -71,8 +79,9 @@ def triad_bandwidth(elements: int, repeats: int = 5, clock=perf_counter) -> floa
     return 5 * 8 * elements / max(best, 1e-9)
 
 
-def matmul_peak(size: int = 1024, repeats: int = 3, clock=perf_counter) -> float:
-    """Flops per second of a float32 ``size`` × ``size`` matrix product (2·size³ flops; best of ``repeats``).
+@one_blas_thread()
+def matmul_peak(size: int = 1024, repeats: int = 3, clock: Clock = perf_counter) -> float:
+    """Flops per second of a float32 ``size`` × ``size`` matrix product on one BLAS thread (2·size³ flops; best of ``repeats``).
 
     >>> matmul_peak(64, repeats=2) > 0
     True
@@ -112,8 +121,14 @@ def crossover(layers: int, width: int, bandwidth: float, peak: float) -> float:
     return float(weights / bandwidth / denominator) if denominator > 0 else float("inf")
 
 
+@one_blas_thread()
 def time_stack(
-    positions, layers: int, width: int, repeats: int = 3, clock=perf_counter, progress=None
+    positions: Sequence[int],
+    layers: int,
+    width: int,
+    repeats: int = 3,
+    clock: Clock = perf_counter,
+    progress: Progress | None = None,
 ) -> list[float]:
     """Median seconds to push n positions through the stack, for each n in ``positions``.
 
@@ -140,8 +155,13 @@ def time_stack(
     return times
 
 
+@one_blas_thread()
 def measure_roofline(
-    target, max_positions: int = 1024, repeats: int = 3, clock=perf_counter, progress=None
+    target: Transformer,
+    max_positions: int = 1024,
+    repeats: int = 3,
+    clock: Clock = perf_counter,
+    progress: Progress | None = None,
 ) -> Roofline:
     """B, F and the cache size; a stack of :data:`STACK_CACHE_MULTIPLE` × LLC timed for n = 1, 2, 4, … ``max_positions``.
 

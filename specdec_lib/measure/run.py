@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from time import perf_counter
+from typing import Any, TextIO
 
 import numpy as np
 
 from ..counting import expected_output_count
-from ..generate import autoregressive_generate, speculative_generate
+from ..generate import Generation, autoregressive_generate, speculative_generate
 from ..pair import DRAFTS, PRIMARY_DRAFT, load_model, model_table
 from ..speedup import improvement_factor
+from ..timing import one_blas_thread
 from .estimators import (
     acceptance_by_position,
     alpha_per_prefix,
@@ -19,13 +22,14 @@ from .estimators import (
     predicted_speedup,
     speedup_interval,
 )
-from .report import GammaRow, RegimeReport, Report, Verdict, verdict
+from .report import CostCurve, GammaRow, RegimeReport, Report, Verdict, verdict
 from .roofline import measure_roofline
 from .workload import (
     CLOCKS,
     PROMPT_CHARS,
     REGIMES,
     TEMPERATURES,
+    LanguageModel,
     Workload,
     machine_info,
     prompt_for_seed,
@@ -36,7 +40,7 @@ from .workload import (
 class Progress:
     """A one-line progress bar on ``stream`` (or nothing when it is None)."""
 
-    def __init__(self, total: int, stream):
+    def __init__(self, total: int, stream: TextIO | None) -> None:
         self.done, self.total, self.stream = 0, total, stream
 
     def step(self, label: str) -> None:
@@ -47,7 +51,13 @@ class Progress:
             self.stream.flush()
 
 
-def target_texts(target, workload: Workload, temperature: float, progress: Progress):
+#: One set of seeds' runs: the plain baselines, and the speculative runs by (draft, γ).
+Decoded = tuple[list[Generation], dict[tuple[str, int], list[Generation]]]
+
+
+def target_texts(
+    target: LanguageModel, workload: Workload, temperature: float, progress: Progress
+) -> tuple[list[np.ndarray], list[int]]:
     """The α texts: prompt + ``alpha_tokens`` the target wrote at ``temperature``, one per α seed."""
     texts, prompt_lengths = [], []
     for seed in workload.alpha_seeds:
@@ -61,10 +71,23 @@ def target_texts(target, workload: Workload, temperature: float, progress: Progr
     return texts, prompt_lengths
 
 
-def decode_seeds(target, drafts, seeds, workload, temperature, verifier, progress):
+@one_blas_thread()
+def decode_seeds(
+    target: LanguageModel,
+    drafts: dict[str, LanguageModel],
+    seeds: Sequence[int],
+    workload: Workload,
+    temperature: float,
+    verifier: Callable[..., Any],
+    progress: Progress,
+) -> Decoded:
     """Per seed: the plain baseline and every (draft, γ), in an order that rotates with the seed."""
-    baseline, speculative = [], {(d, g): [] for d in drafts for g in workload.gammas}
-    jobs, clock = [None, *speculative], CLOCKS[workload.clock]
+    baseline: list[Generation] = []
+    speculative: dict[tuple[str, int], list[Generation]] = {
+        (d, g): [] for d in drafts for g in workload.gammas
+    }
+    jobs: list[tuple[str, int] | None] = [None, *speculative]
+    clock = CLOCKS[workload.clock]
     for i, seed in enumerate(seeds):
         prompt = prompt_for_seed(seed)
         for job in jobs[i % len(jobs) :] + jobs[: i % len(jobs)]:
@@ -90,17 +113,28 @@ def decode_seeds(target, drafts, seeds, workload, temperature, verifier, progres
     return baseline, speculative
 
 
-def _emitted(run) -> int:
+def _emitted(run: Generation) -> int:
     return sum(r.emitted for r in run.rounds)
 
 
-def pooled_speedup(runs, baseline) -> float:
+def pooled_speedup(runs: Sequence[Generation], baseline: Sequence[Generation]) -> float:
     """(Σ tokens / Σ seconds) of the speculative runs over the same for their baselines."""
     rate = sum(_emitted(run) for run in runs) / sum(run.wall for run in runs)
     return rate / (sum(len(run.tokens) for run in baseline) / sum(run.wall for run in baseline))
 
 
-def gamma_row(g, runs, baseline, selection, selection_baseline, alpha, c, v, t_target, workload) -> GammaRow:
+def gamma_row(
+    g: int,
+    runs: list[Generation],
+    baseline: list[Generation],
+    selection: list[Generation],
+    selection_baseline: list[Generation],
+    alpha: float,
+    c: float,
+    v: float,
+    t_target: float,
+    workload: Workload,
+) -> GammaRow:
     """Everything measured at one γ on the held-out seeds, beside both predictions."""
     rounds = [r for run in runs for r in run.rounds]
     base_rounds = [r for run in baseline for r in run.rounds]
@@ -139,7 +173,16 @@ def gamma_row(g, runs, baseline, selection, selection_baseline, alpha, c, v, t_t
     )
 
 
-def regime_report(draft, temperature, verifier, alpha, curve, selection, held_out, workload) -> RegimeReport:
+def regime_report(
+    draft: str,
+    temperature: float,
+    verifier: Callable[..., Any],
+    alpha: tuple[float, float, int],
+    curve: CostCurve,
+    selection: Decoded,
+    held_out: Decoded,
+    workload: Workload,
+) -> RegimeReport:
     """One draft in one regime: γ chosen on the selection seeds, reported on the held-out ones, with verdicts."""
     c = curve.c(draft)
     v = {g: curve.ratio(g + 1) for g in workload.gammas}
@@ -187,7 +230,15 @@ def regime_report(draft, temperature, verifier, alpha, curve, selection, held_ou
     )
 
 
-def measure(workload: Workload, *, target=None, drafts=None, primary=PRIMARY_DRAFT, progress=None) -> Report:
+@one_blas_thread()
+def measure(
+    workload: Workload,
+    *,
+    target: LanguageModel | None = None,
+    drafts: dict[str, LanguageModel] | None = None,
+    primary: str = PRIMARY_DRAFT,
+    progress: TextIO | None = None,
+) -> Report:
     """Run ``workload`` on ``target`` and ``drafts`` ({name: model}; default: the shipped models).
 
     First the inputs, each measured apart from the runs it predicts: the models' held-out loss,
@@ -222,12 +273,12 @@ def measure(workload: Workload, *, target=None, drafts=None, primary=PRIMARY_DRA
     context = min(target.config.window, PROMPT_CHARS + workload.new_tokens // 2)
     curve = cost_curve(target, drafts, context, max(workload.gammas) + 1, workload.cost_calls, clock)
     progress.step("cost curve")
-    alphas = {name: {} for name in drafts}
+    alphas: dict[str, dict[str, tuple[float, float, int]]] = {name: {} for name in drafts}
     for temperature in TEMPERATURES:
         texts, lengths = target_texts(target, workload, temperature, progress)
         for name, draft in drafts.items():
             alphas[name][f"{temperature:g}"] = alpha_per_prefix(target, draft, texts, lengths, temperature)
-    by_draft = {name: {} for name in drafts}
+    by_draft: dict[str, dict[str, RegimeReport]] = {name: {} for name in drafts}
     for regime, (temperature, verifier) in REGIMES.items():
         selection, held_out = (
             decode_seeds(target, drafts, seeds, workload, temperature, verifier, progress)

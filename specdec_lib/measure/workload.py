@@ -5,20 +5,23 @@ from __future__ import annotations
 import os
 import platform
 from dataclasses import dataclass
-from time import perf_counter, process_time
+from typing import Any
 
 import numpy as np
 
 from .. import _validate
 from ..corpus import corpus_split
 from ..greedy import verify_greedy_unchecked
+from ..timing import CLOCKS
 from ..verification import verify_unchecked
 
 PROMPT_CHARS = 24  # characters of held-out corpus text each seed's prompt starts from
 CONFIDENCE = 0.95
-CLOCKS = {"cpu": process_time, "wall": perf_counter}  # cpu: this process's CPU time, blind to other programs
 REGIMES = {"temperature_1": (1.0, verify_unchecked), "greedy": (0.0, verify_greedy_unchecked)}
 TEMPERATURES = (0.0, 0.7, 1.0)  # α against temperature, for every draft
+#: The target (a ``Transformer``) or a draft (a ``Transformer`` or an n-gram model): ``new_state``,
+#: ``score`` and ``score_batch`` are all the measurement calls.
+LanguageModel = Any
 
 
 @dataclass(frozen=True)
@@ -129,7 +132,7 @@ def prompt_for_seed(seed: int) -> np.ndarray:
     return tokens[start : start + PROMPT_CHARS]
 
 
-def machine_info() -> dict:
+def machine_info() -> dict[str, Any]:
     """CPU model, core count and software versions of the machine the numbers were measured on.
 
     >>> sorted(machine_info())
