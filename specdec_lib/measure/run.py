@@ -13,6 +13,7 @@ from ..generate import Generation, autoregressive_generate, speculative_generate
 from ..pair import DRAFTS, PRIMARY_DRAFT, load_model, model_table
 from ..speedup import improvement_factor
 from ..timing import one_blas_thread
+from ..transformer import Transformer
 from .estimators import (
     acceptance_by_position,
     alpha_per_prefix,
@@ -261,6 +262,8 @@ def measure(
     workload = validate(workload)
     clock = CLOCKS[workload.clock]
     target = load_model("target") if target is None else target
+    if not isinstance(target, Transformer):  # the cost curve and roofline read its layer stack
+        raise ValueError(f"target: must be a Transformer, got {type(target).__name__}")
     drafts = {name: load_model(name) for name in DRAFTS} if drafts is None else drafts
     if primary not in drafts:
         raise ValueError(f"primary: must name one of the drafts {sorted(drafts)}, got {primary!r}")
