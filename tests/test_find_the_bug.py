@@ -4,9 +4,10 @@ import csv
 
 import nbformat
 import pytest
-from specdec_course.coursework.grading import Limits, grade_folder
 
 from specdec_course.coursework.authoring import load_assignment
+from specdec_course.coursework.batch import grade_folder
+from specdec_course.coursework.submission import Limits
 from specdec_lib import check_verifier
 from specdec_lib.broken_samplers import BROKEN_SAMPLERS, mystery_samplers
 
