@@ -69,9 +69,12 @@ def site(built_site, shots):
     server = http.server.ThreadingHTTPServer(
         ("127.0.0.1", 0), functools.partial(Quiet, directory=str(built_site))
     )
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
     yield f"http://127.0.0.1:{server.server_port}/"
     server.shutdown()
+    serving.join()
+    server.server_close()  # shutdown() only stops the loop; the listening socket stays open until this
     REPORT["all visits"] = {
         "requests": len(ALL_REQUESTS),
         "remote": [

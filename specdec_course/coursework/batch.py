@@ -13,12 +13,10 @@ interrupted run keeps every finished row and a rerun grades only the rest.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import hashlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -30,7 +28,7 @@ from pathlib import Path
 import nbformat
 
 from .authoring import Assignment
-from .function_host import HostError, read_line
+from .function_host import HostError, end_process, read_line
 from .sandbox import features, missing_features
 from .submission import GradedSubmission, Limits, SubmissionError, read_bytes
 
@@ -174,9 +172,7 @@ class _Workers:
         return GradedSubmission(path.name, dict(self.points), self.deadline, [problem], _sha256(path))
 
     def _end(self, worker: subprocess.Popen) -> None:
-        with contextlib.suppress(OSError):
-            os.killpg(worker.pid, signal.SIGKILL)  # its sandboxes die with it (PR_SET_PDEATHSIG)
-        worker.wait()
+        end_process(worker)  # its sandboxes die with it (PR_SET_PDEATHSIG)
         with self.lock:
             self.running.discard(worker)
 

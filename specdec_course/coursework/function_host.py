@@ -147,14 +147,19 @@ class FunctionHost:
 
     def close(self) -> None:
         if self.process is not None:
-            with contextlib.suppress(OSError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.kill()
-            self.process.wait()
-            for pipe in (self.process.stdin, self.process.stdout):
-                with contextlib.suppress(OSError):
-                    pipe.close()
+            end_process(self.process)
             self.process = None
+
+
+def end_process(process: subprocess.Popen) -> None:
+    """Kill a process started in its own session with everything in it, reap it and close its pipes."""
+    with contextlib.suppress(OSError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.kill()
+    process.wait()
+    for pipe in (process.stdin, process.stdout):
+        with contextlib.suppress(OSError):  # a flush into a dead process fails; the pipe closes anyway
+            pipe.close()
 
 
 class GeneratorState:

@@ -179,14 +179,16 @@ def run_notebook(code: list[str], names: list[str], limits, scratch: Path, token
         except zmq.ZMQError:
             problems.append("the kernel stopped answering (its code broke its connection to the grader)")
         finally:
-            end_kernel(km, token)
+            end_kernel(km, client.kc, token)
     return problems, answers
 
 
-def end_kernel(km, token: str) -> None:
-    """Shut the kernel down at once and end every process of this row."""
+def end_kernel(km, kc, token: str) -> None:
+    """Shut the kernel down at once, close the client's sockets and end every process of this row."""
     with contextlib.suppress(Exception):  # already dead, or never started
         run_sync(km.shutdown_kernel)(now=True)
+    if kc is not None:  # nbclient leaves a client open when the manager was passed in, as here
+        kc.stop_channels()
     sweep(token)
 
 
